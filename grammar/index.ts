@@ -1,0 +1,66 @@
+import { errorAt, type Diagnostic } from "./diagnostic.js";
+import { SpoolfileParser, spanOfToken } from "./parser.js";
+import { spoolLexer } from "./tokens.js";
+import type { SpoolfileTree } from "./tree.js";
+
+export * from "./diagnostic.js";
+export * from "./span.js";
+export * from "./tree.js";
+export { unescapeString } from "./parser.js";
+
+export interface ParseResult {
+  readonly tree: SpoolfileTree;
+  /** Syntax errors only; the tree is still complete enough to compile and report more. */
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+// Chevrotain parsers are built once (self-analysis is expensive) and reset per input.
+let sharedParser: SpoolfileParser | undefined;
+
+/** Parses Spoolfile text into a lossless tree. Never throws on bad input: problems are diagnostics. */
+export function parseSpoolfile(text: string, file = "Spoolfile"): ParseResult {
+  const parser = (sharedParser ??= new SpoolfileParser());
+  const lexed = spoolLexer.tokenize(text);
+  const diagnostics: Diagnostic[] = lexed.errors.map((e) =>
+    errorAt({ file, line: e.line ?? 1, col: e.column ?? 1, offset: e.offset, endOffset: e.offset + e.length }, `unexpected character ${JSON.stringify(text.substr(e.offset, 1))}`),
+  );
+  parser.file = file;
+  parser.diagnostics = [];
+  parser.input = lexed.tokens;
+  const items = parser.fileRule();
+  for (const e of parser.errors) {
+    diagnostics.push(errorAt(spanOfToken(e.token, file), e.message));
+  }
+  diagnostics.push(...parser.diagnostics);
+  return { tree: { file, items: items ?? [] }, diagnostics };
+}
+
+/**
+ * Decodes file bytes as strict UTF-8. Invalid bytes are reported at their line and column
+ * (reference-behaviour §1.1) instead of being silently replaced.
+ */
+export function decodeSpoolfileBytes(bytes: Uint8Array, file: string): { text: string } | { diagnostic: Diagnostic } {
+  try {
+    return { text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes) };
+  } catch {
+    let line = 1;
+    let col = 1;
+    let i = 0;
+    while (i < bytes.length) {
+      const width = utf8SequenceLength(bytes, i);
+      if (width === 0) break;
+      if (bytes[i] === 0x0a) { line++; col = 1; } else col++;
+      i += width;
+    }
+    return { diagnostic: errorAt({ file, line, col, offset: i, endOffset: i + 1 }, "invalid UTF-8 byte sequence") };
+  }
+}
+
+function utf8SequenceLength(bytes: Uint8Array, i: number): number {
+  const b = bytes[i];
+  const width = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
+  if (width === 0 || i + width > bytes.length) return 0;
+  for (let k = 1; k < width; k++) if ((bytes[i + k] & 0xc0) !== 0x80) return 0;
+  return width;
+}
+export { printTree, printHead } from "./print.js";
