@@ -56,6 +56,10 @@ export const ERROR_STATUS = {
   management_route_not_found: 404,
   management_route_backlog_active: 409,
   internal_error: 500,
+
+  // Spool: `auth forward` could not get an answer (timeout, network error, 5xx), so ingress fails
+  // closed with 503 (reference-behaviour.md §7 item 11) under a code of its own.
+  auth_unavailable: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -70,12 +70,18 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   // headersTimeout must not exceed requestTimeout in Node; requestTimeout 0 means "off".
   server.headersTimeout = options.headersTimeoutMs;
 
+  // Parser-level refusals answer before any handler runs. A header block over maxHeaderSize is 413
+  // headers_too_large, the status the catalogue gives max_headers (DECISIONS.md "Ingress"), not
+  // Node's 431; a slow client cut off by headersTimeout gets 408.
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable || socket.destroyed) return;
-    const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
-    const reason = status === 431 ? "Request Header Fields Too Large" : status === 408 ? "Request Timeout" : "Bad Request";
-    const code = status === 431 ? "headers_too_large" : "bad_request";
-    const body = JSON.stringify({ code, detail: reason.toLowerCase() });
+    const [status, reason, code, detail] =
+      err.code === "HPE_HEADER_OVERFLOW"
+        ? [413, "Payload Too Large", "headers_too_large", `request headers exceed ${options.maxHeaderSize} bytes`]
+        : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? [408, "Request Timeout", "bad_request", "request not received in time"]
+          : [400, "Bad Request", "bad_request", "malformed HTTP request"];
+    const body = JSON.stringify({ code, detail });
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );

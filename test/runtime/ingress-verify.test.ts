@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { verifyBasicAuth } from "../../runtime/ingress/verify/basic.js";
+import { authenticateIngress, ingressAuthError } from "../../runtime/ingress/verify/index.js";
 import { forwardAuth } from "../../runtime/ingress/verify/forward.js";
 import { verifyGenericHmac } from "../../runtime/ingress/verify/hmac.js";
 import { NonceCache } from "../../runtime/ingress/verify/nonce-cache.js";
@@ -375,7 +376,47 @@ forward("a service that does not answer in time, or is down, fails closed with 5
   assert.equal(await forwardAuth(url, forwardOptions, forwardRequest), { ok: false, status: 503, reason: "unavailable" });
 });
 
+const dispatch = suite("ingress auth dispatch");
+
+dispatch("each auth kind is verified and refusals map to catalogue errors", async () => {
+  assert.equal(await authenticateIngress({ kind: "none" }, inbound({})), { ok: true });
+  assert.equal(await authenticateIngress({ kind: "token", tokens: ["t"] }, inbound({ authorization: "Bearer t" })), { ok: true });
+  const refused = await authenticateIngress({ kind: "token", tokens: ["t"] }, inbound({ authorization: "Bearer x" }));
+  assert.equal(refused, { ok: false, status: 401, reason: "invalid_credentials" });
+  if (refused.ok) return;
+  const error = ingressAuthError(refused);
+  assert.is(error.status, 401);
+  assert.is(error.code, "unauthorized");
+  assert.equal(await authenticateIngress({ kind: "basic", credentials: basicPairs }, inbound(basic("alice", "a-secret"))), { ok: true });
+  const hmac = await authenticateIngress({ kind: "hmac", options: { secrets: [{ value: "s3cret" }] } }, inbound(signGeneric("s3cret", nowSeconds)));
+  assert.equal(hmac, { ok: true, replay: { nonce: "nonce-1", expiresAtMs: nowMs + 300_000 } });
+  const gh = await authenticateIngress(
+    { kind: "provider", provider: "github", options: { secrets: [{ value: "gh" }] } },
+    inbound({ "x-hub-signature-256": `sha256=${hexMac("gh", body)}` }),
+  );
+  assert.equal(gh, { ok: true });
+  assert.is(ingressAuthError({ ok: false, status: 403, reason: "forbidden" }).status, 403);
+  const unavailable = ingressAuthError({ ok: false, status: 503, reason: "unavailable" });
+  assert.is(unavailable.status, 503);
+  assert.is(unavailable.code, "auth_unavailable");
+  assert.ok(unavailable.headers["Retry-After"]);
+});
+
+dispatch("forward auth through the dispatcher returns the copied headers", async () => {
+  const { url, server } = await authServer((_req, res) => {
+    res.setHeader("X-Tenant", "acme");
+    res.end();
+  });
+  try {
+    const outcome = await authenticateIngress({ kind: "forward", url, options: forwardOptions }, inbound({}));
+    assert.equal(outcome, { ok: true, copiedHeaders: { "X-Tenant": "acme" } });
+  } finally {
+    server.close();
+  }
+});
+
 tokens.run();
+dispatch.run();
 generic.run();
 replay.run();
 presets.run();
