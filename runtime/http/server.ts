@@ -36,11 +36,14 @@ export interface SpoolHttpServer {
   readonly server: Server;
   /** True once close has begun; handlers can answer 503 or end long-polls early. */
   readonly closing: boolean;
+  /** Aborted when close begins: pass it to long-polls so they answer at once with empty items (DECISIONS.md "SIGTERM"). */
+  readonly shutdownSignal: AbortSignal;
   listen(address: string | ListenAddress): Promise<HttpListener>;
 }
 
 export function createHttpServer(handler: RequestHandler, options: HttpServerOptions): SpoolHttpServer {
   let closing = false;
+  const shutdown = new AbortController();
   // Node checks the headers/request timeouts on this interval (default 30 s), which would let a
   // slow client hold a socket far beyond headersTimeoutMs.
   const connectionsCheckingInterval = Math.max(50, Math.min(1_000, Math.floor(options.headersTimeoutMs / 4)));
@@ -119,6 +122,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
 
   async function close(deadlineMs: number): Promise<void> {
     closing = true;
+    shutdown.abort(new Error("server is shutting down"));
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     // A busy keep-alive socket becomes idle after its reply; close it then, not at the deadline.
@@ -138,6 +142,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     get closing() {
       return closing;
     },
+    shutdownSignal: shutdown.signal,
     listen,
   };
 }

@@ -194,15 +194,18 @@ server("a thrown ApiError becomes its JSON body, status and headers; other failu
 });
 
 server("graceful close lets an in-flight request finish and refuses new connections", async () => {
+  let shutdownSeen = false;
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let started!: () => void;
   const inFlight = new Promise<void>((resolve) => (started = resolve));
-  const listener = await start(async (_req, res) => {
+  const spool = createHttpServer(async (_req, res) => {
     started();
     await released;
+    shutdownSeen = spool.shutdownSignal.aborted;
     sendJson(res, 200, { done: true });
-  });
+  }, baseOptions);
+  const listener = await spool.listen("127.0.0.1:0");
   const port = listener.address.port;
   const pending = fetch(`http://127.0.0.1:${port}/slow`).then(async (r) => ({ status: r.status, body: await r.json() }));
   await inFlight;
@@ -216,6 +219,8 @@ server("graceful close lets an in-flight request finish and refuses new connecti
   const reply = await pending;
   assert.is(reply.status, 200);
   assert.equal(reply.body, { done: true });
+  assert.ok(shutdownSeen, "the handler saw the shutdown signal");
+  assert.ok(spool.closing);
   await closing;
   assert.is(listener.server.listening, false);
 });

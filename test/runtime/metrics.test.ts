@@ -1,5 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { createHttpServer } from "../../runtime/http/server.js";
+import { metricsHandler } from "../../runtime/observability/metrics-endpoint.js";
 import {
   createMetrics,
   deadReasonLabel,
@@ -217,6 +219,32 @@ handles("two registries are independent (one per instance, no global state)", as
   const second = metricsFor("sqlite");
   first.ingress.accepted.inc(5);
   assert.match(await second.registry.metrics(), /^spool_ingress_accepted_total 0$/m);
+});
+
+exposition("the metrics listener serves the exposition at its prefix over real HTTP", async () => {
+  const metrics = metricsFor("memory");
+  const listener = await createHttpServer(metricsHandler(metrics.registry, { path: "/metrics" }), {
+    headersTimeoutMs: 5_000,
+    requestTimeoutMs: 10_000,
+    keepAliveTimeoutMs: 5_000,
+    maxHeaderSize: 16_384,
+  }).listen("127.0.0.1:0");
+  try {
+    const base = `http://127.0.0.1:${listener.address.port}`;
+    const scrape = await fetch(`${base}/metrics`);
+    assert.is(scrape.status, 200);
+    assert.match(scrape.headers.get("content-type") ?? "", /^text\/plain/);
+    assert.match(await scrape.text(), /^# TYPE spool_queue_depth gauge$/m);
+    const wrongPath = await fetch(`${base}/other`);
+    assert.is(wrongPath.status, 404);
+    assert.is(((await wrongPath.json()) as { code: string }).code, "not_found");
+    const wrongMethod = await fetch(`${base}/metrics`, { method: "POST" });
+    assert.is(wrongMethod.status, 405);
+    assert.is(wrongMethod.headers.get("allow"), "GET, HEAD");
+    await wrongMethod.text();
+  } finally {
+    await listener.close(1_000);
+  }
 });
 
 exposition.run();
