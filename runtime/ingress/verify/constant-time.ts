@@ -11,19 +11,31 @@ export function safeEqual(a: Buffer | string, b: Buffer | string): boolean {
   return timingSafeEqual(digestA, digestB);
 }
 
+// Candidate lists come from the compiled config and live until the next reload; their digests are
+// computed once per list instead of once per request.
+const candidateDigests = new WeakMap<readonly (Buffer | string)[], Buffer[]>();
+
+const digest = (value: Buffer | string) => createHash("sha256").update(value).digest();
+
 /**
- * Index of the first candidate equal to `given`, or -1. Every candidate is compared, with no early exit, so the
- * time does not reveal which entry matched or how many were tried before it.
+ * Index of the first candidate equal to `given`, or -1. Every candidate is compared, with no early
+ * exit, so the time does not reveal which entry matched or how many were tried before it.
+ * `candidates` is treated as immutable: its digests are cached per array (pass the config's list).
  */
 export function matchesAny(given: Buffer | string, candidates: readonly (Buffer | string)[]): number {
+  let digests = candidateDigests.get(candidates);
+  if (!digests) {
+    digests = candidates.map(digest);
+    candidateDigests.set(candidates, digests);
+  }
+  const givenDigest = digest(given);
   let matchedIndex = -1;
-  for (let index = 0; index < candidates.length; index++) {
-    const equal = safeEqual(given, candidates[index]);
+  for (let index = 0; index < digests.length; index++) {
+    const equal = timingSafeEqual(givenDigest, digests[index]);
     if (equal && matchedIndex < 0) matchedIndex = index;
   }
   return matchedIndex;
 }
-
 /** Equality of two MACs of the expected length; a wrong-length value is compared against itself so the work is the same. */
 export function macEqual(expected: Buffer, given: Buffer): boolean {
   if (given.length !== expected.length) {
