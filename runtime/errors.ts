@@ -1,0 +1,152 @@
+// The one catalogue of API error codes and their HTTP status. Handlers throw `apiError(code, …)`;
+// nothing else in the runtime picks a 4xx/5xx status by hand (STYLE.md "API errors come from one catalog").
+//
+// Sources, in order of authority: DECISIONS.md ("Ingress", "Admin API", "Pull API"), the spec's
+// Pull API and Admin API tables (webhook-queue.md "Errors"), then reference-behaviour.md §2 row 31/34
+// for the extra codes Spool uses.
+
+export const ERROR_STATUS = {
+  // Pull API table (webhook-queue.md "Errors").
+  invalid_body: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  lease_conflict: 409,
+  rate_limited: 429,
+  queue_overload: 503,
+
+  // Admin API table (webhook-queue.md "Errors").
+  invalid_query: 400,
+  not_found: 404,
+  method_not_allowed: 405,
+  duplicate_id: 409,
+  queue_full: 429,
+  route_publish_disabled: 403,
+  global_publish_disabled: 403,
+  scoped_publish_disabled: 403,
+  managed_selector_required: 400,
+  scoped_publish_required: 400,
+  managed_endpoint_not_found: 404,
+  managed_resolver_missing: 503,
+  management_route_already_mapped: 409,
+  management_route_publish_disabled: 409,
+  management_route_target_mismatch: 409,
+  payload_too_large: 413,
+  headers_too_large: 413,
+  invalid_header: 400,
+  audit_actor_required: 400,
+  audit_request_id_required: 400,
+  audit_actor_not_allowed: 403,
+
+  // DECISIONS.md "Ingress" and "Admin API".
+  bad_request: 400,
+  adaptive_backpressure: 503,
+  memory_pressure: 503,
+  store_unavailable: 503,
+  audit_reason_required: 400,
+
+  // reference-behaviour.md §2 rows 30, 31 and 34: codes beyond the spec's tables that Spool keeps.
+  route_not_found: 404,
+  target_unresolvable: 400,
+  invalid_payload_b64: 400,
+  invalid_received_at: 400,
+  invalid_next_run_at: 400,
+  selector_scope_forbidden: 400,
+  pull_route_publish_disabled: 403,
+  deliver_route_publish_disabled: 403,
+  management_route_not_found: 404,
+  management_route_backlog_active: 409,
+  internal_error: 500,
+
+  // Spool: `auth forward` could not get an answer (timeout, network error, 5xx), so ingress fails
+  // closed with 503 (reference-behaviour.md §7 item 11) under a code of its own.
+  auth_unavailable: 503,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/**
+ * Where an error is answered. The catalogue status applies everywhere except where a surface
+ * overrides it below.
+ */
+export type ErrorSurface = "api" | "ingress";
+
+// queue_full is 429 on publish (webhook-queue.md Admin table and Limits) but 503 on ingress
+// (clarifications.md 22, DECISIONS.md "Ingress": senders such as GitHub retry 5xx, not 429).
+export const SURFACE_STATUS_OVERRIDES: Readonly<Record<ErrorSurface, Partial<Record<ErrorCode, number>>>> = {
+  api: {},
+  ingress: { queue_full: 503 },
+};
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_STATUS, code);
+}
+
+export function statusForCode(code: ErrorCode, surface: ErrorSurface = "api"): number {
+  return SURFACE_STATUS_OVERRIDES[surface][code] ?? ERROR_STATUS[code];
+}
+
+export interface ApiErrorExtras {
+  /** 0-based index of the offending item in a batch request (Admin API publish, by-ID bodies). */
+  itemIndex?: number;
+  /** Response headers such as `Retry-After` or `Allow`. */
+  headers?: Readonly<Record<string, string>>;
+  /** Answer with the surface's status (ingress turns queue_full into 503). */
+  surface?: ErrorSurface;
+  /** Extra body fields after code/detail, e.g. `acked` and `conflicts` of a batch lease_conflict. */
+  fields?: Readonly<Record<string, unknown>>;
+  /**
+   * The connection must not be reused: the request body was left unread (a body over the limit),
+   * so the rest of it must not be parsed as the next request.
+   */
+  closeConnection?: boolean;
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly detail: string;
+  readonly status: number;
+  readonly itemIndex: number | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly fields: Readonly<Record<string, unknown>>;
+  readonly closeConnection: boolean;
+
+  constructor(code: ErrorCode, detail: string, extras: ApiErrorExtras = {}) {
+    super(`${code}: ${detail}`);
+    this.name = "ApiError";
+    this.code = code;
+    this.detail = detail;
+    this.status = statusForCode(code, extras.surface);
+    this.itemIndex = extras.itemIndex;
+    this.headers = extras.headers ?? {};
+    this.fields = extras.fields ?? {};
+    this.closeConnection = extras.closeConnection ?? false;
+  }
+
+  /** The JSON body every surface answers with: `{code, detail, item_index?, ...fields}`. */
+  toBody(): Record<string, unknown> {
+    const body: Record<string, unknown> = { code: this.code, detail: this.detail };
+    if (this.itemIndex !== undefined) body.item_index = this.itemIndex;
+    for (const [name, value] of Object.entries(this.fields)) {
+      if (!(name in body)) body[name] = value;
+    }
+    return body;
+  }
+}
+
+export function apiError(code: ErrorCode, detail: string, extras?: ApiErrorExtras): ApiError {
+  return new ApiError(code, detail, extras);
+}
+
+/** `Retry-After` in whole seconds, at least 1 (a 0 would invite an immediate retry storm). */
+export function retryAfterHeader(seconds: number): Record<string, string> {
+  return { "Retry-After": String(Math.max(1, Math.ceil(seconds))) };
+}
+
+/**
+ * Any thrown value as an ApiError. Unknown failures become 500 internal_error with a generic
+ * detail: the original message may hold SQL, paths or secrets and is for the runtime log only.
+ */
+export function toApiError(thrown: unknown): ApiError {
+  if (thrown instanceof ApiError) return thrown;
+  return new ApiError("internal_error", "internal error");
+}

@@ -1,0 +1,55 @@
+// The only writers of HTTP responses: JSON bodies, catalogue errors and empty replies.
+import type { ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { ApiError } from "../errors.js";
+
+type Headers = Readonly<Record<string, string>>;
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Headers = {}): void {
+  const payload = Buffer.from(JSON.stringify(body));
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader("Content-Type", "application/json");
+  res.setHeader("Content-Length", payload.length);
+  res.end(payload);
+}
+
+/**
+ * Answers `{code, detail, item_index?}` with the error's status and headers. An error that left
+ * the request body unread closes the connection after the reply, so the unread bytes are dropped
+ * instead of being drained or parsed as another request.
+ */
+export function sendError(res: ServerResponse, error: ApiError): void {
+  if (error.closeConnection && !res.headersSent) {
+    res.setHeader("Connection", "close");
+    const socket = res.socket;
+    if (socket) res.once("finish", () => closeAfterReply(socket));
+  }
+  sendJson(res, error.status, error.toBody(), error.headers);
+}
+
+export function sendEmpty(res: ServerResponse, status = 204, headers: Headers = {}): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  if (status !== 204 && status !== 304) res.setHeader("Content-Length", 0);
+  res.end();
+}
+
+// Half-close first so the reply reaches the client before the socket goes away; then stop reading.
+// Destroying at once can turn the unread upload into a TCP reset that discards the 413 on the
+// client side.
+function closeAfterReply(socket: Socket): void {
+  if (socket.destroyed) return;
+  socket.end();
+  const timer = setTimeout(() => socket.destroy(), 2_000);
+  timer.unref();
+  socket.once("close", () => clearTimeout(timer));
+}

@@ -1,0 +1,148 @@
+// node:http listeners with explicit timeouts, a catch-all for handler failures and graceful close.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { toApiError } from "../errors.js";
+import { parseListenAddress, type ListenAddress } from "./address.js";
+import { sendError } from "./respond.js";
+
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+export interface HttpServerOptions {
+  /** Time to receive the complete request headers; slowloris clients are cut off here (408 + close). */
+  headersTimeoutMs: number;
+  /** Time to receive the complete request (headers and body); 0 disables. Long-poll replies are not limited by it. */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept open. */
+  keepAliveTimeoutMs: number;
+  /** Largest header block Node's parser accepts (431 beyond it); route `max_headers` is checked separately. */
+  maxHeaderSize: number;
+  /** Called with failures that are not ApiErrors (they are answered as 500 internal_error). */
+  onUnexpectedError?: (error: unknown, req: IncomingMessage) => void;
+}
+
+export interface HttpListener {
+  readonly server: Server;
+  /** Bound address, with the real port when 0 was asked for. */
+  readonly address: { host: string; port: number; family: string };
+  /**
+   * Stops accepting, lets in-flight requests finish until `deadlineMs` has passed, then cuts the
+   * remaining connections. Idle keep-alive sockets are closed at once and busy ones after their
+   * current reply.
+   */
+  close(deadlineMs: number): Promise<void>;
+}
+
+export interface SpoolHttpServer {
+  readonly server: Server;
+  /** True once close has begun; handlers can answer 503 or end long-polls early. */
+  readonly closing: boolean;
+  /** Aborted when close begins: pass it to long-polls so they answer at once with empty items (DECISIONS.md "SIGTERM"). */
+  readonly shutdownSignal: AbortSignal;
+  listen(address: string | ListenAddress): Promise<HttpListener>;
+}
+
+export function createHttpServer(handler: RequestHandler, options: HttpServerOptions): SpoolHttpServer {
+  let closing = false;
+  const shutdown = new AbortController();
+  // Node checks the headers/request timeouts on this interval (default 30 s), which would let a
+  // slow client hold a socket far beyond headersTimeoutMs.
+  const connectionsCheckingInterval = Math.max(50, Math.min(1_000, Math.floor(options.headersTimeoutMs / 4)));
+  const server = createServer(
+    {
+      headersTimeout: options.headersTimeoutMs,
+      requestTimeout: options.requestTimeoutMs,
+      keepAliveTimeout: options.keepAliveTimeoutMs,
+      maxHeaderSize: options.maxHeaderSize,
+      connectionsCheckingInterval,
+    },
+    (req, res) => {
+      // A connection that outlives close() must not carry another request.
+      if (closing) res.setHeader("Connection", "close");
+      let outcome: void | Promise<void>;
+      try {
+        outcome = handler(req, res);
+      } catch (error) {
+        answerFailure(error, req, res);
+        return;
+      }
+      if (outcome && typeof outcome.then === "function") {
+        outcome.then(undefined, (error: unknown) => answerFailure(error, req, res));
+      }
+    },
+  );
+  // headersTimeout must not exceed requestTimeout in Node; requestTimeout 0 means "off".
+  server.headersTimeout = options.headersTimeoutMs;
+
+  // Parser-level refusals answer before any handler runs. A header block over maxHeaderSize is 413
+  // headers_too_large, the status the catalogue gives max_headers (DECISIONS.md "Ingress"), not
+  // Node's 431; a slow client cut off by headersTimeout gets 408.
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (!socket.writable || socket.destroyed) return;
+    const [status, reason, code, detail] =
+      err.code === "HPE_HEADER_OVERFLOW"
+        ? [413, "Payload Too Large", "headers_too_large", `request headers exceed ${options.maxHeaderSize} bytes`]
+        : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? [408, "Request Timeout", "bad_request", "request not received in time"]
+          : [400, "Bad Request", "bad_request", "malformed HTTP request"];
+    const body = JSON.stringify({ code, detail });
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    socket.destroySoon();
+  });
+
+  function answerFailure(error: unknown, req: IncomingMessage, res: ServerResponse): void {
+    const apiErr = toApiError(error);
+    if (apiErr.code === "internal_error") options.onUnexpectedError?.(error, req);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendError(res, apiErr);
+  }
+
+  async function listen(address: string | ListenAddress): Promise<HttpListener> {
+    const { host, port } = typeof address === "string" ? parseListenAddress(address) : address;
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      server.once("error", onError);
+      server.listen({ host, port }, () => {
+        server.off("error", onError);
+        resolve();
+      });
+    });
+    const bound = server.address();
+    if (bound === null || typeof bound === "string") throw new Error("server is not bound to a TCP address");
+    return {
+      server,
+      address: { host: bound.address, port: bound.port, family: bound.family },
+      close: (deadlineMs) => close(deadlineMs),
+    };
+  }
+
+  async function close(deadlineMs: number): Promise<void> {
+    closing = true;
+    shutdown.abort(new Error("server is shutting down"));
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    // A busy keep-alive socket becomes idle after its reply; close it then, not at the deadline.
+    // Requests arriving meanwhile are answered with Connection: close (see the request listener).
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    const deadline = new Promise<"deadline">((resolve) => setTimeout(() => resolve("deadline"), Math.max(0, deadlineMs)).unref());
+    const first = await Promise.race([closed.then(() => "closed" as const), deadline]);
+    clearInterval(sweep);
+    if (first === "deadline") {
+      server.closeAllConnections();
+      await closed;
+    }
+  }
+
+  return {
+    server,
+    get closing() {
+      return closing;
+    },
+    shutdownSignal: shutdown.signal,
+    listen,
+  };
+}

@@ -1,0 +1,70 @@
+// Generic `auth hmac` (DECISIONS.md "Ingress"): X-Signature = hex HMAC-SHA256 over
+// "METHOD\npath\ntimestamp\nhex(sha256(body))", X-Timestamp in unix seconds, X-Nonce single-use
+// within the tolerance. The reference signs timestamp-first in code but METHOD-first in its docs
+// (reference-behaviour.md §2 row 9); DECISIONS.md fixes METHOD-first, the same order as outbound signing.
+import { createHash, createHmac } from "node:crypto";
+import { macEqual } from "./constant-time.js";
+import { secretsValidAt } from "./secrets.js";
+import { fail, headerValue, type InboundRequest, type RotatingSecret, type VerifyFailure } from "./types.js";
+
+export const DEFAULT_HMAC_TOLERANCE_MS = 5 * 60_000;
+export const MAX_NONCE_LENGTH = 256;
+
+export interface GenericHmacOptions {
+  secrets: readonly RotatingSecret[];
+  signatureHeader?: string;
+  timestampHeader?: string;
+  nonceHeader?: string;
+  toleranceMs?: number;
+}
+
+/**
+ * A verified request's nonce. The caller claims it in the NonceCache only now that the signature
+ * verified (so forged requests cannot burn nonces), commits it once the message is stored and
+ * releases it if the message is refused, so the sender's retry is accepted (reference §2 row 10).
+ */
+export interface ReplayToken {
+  nonce: string;
+  /** The nonce is single-use until the request's timestamp leaves the tolerance window. */
+  expiresAtMs: number;
+}
+
+export type GenericHmacResult = { ok: true; replay: ReplayToken } | VerifyFailure;
+
+export function hmacStringToSign(method: string, path: string, timestampText: string, body: Buffer): string {
+  const bodyHash = createHash("sha256").update(body).digest("hex");
+  return `${method.toUpperCase()}\n${path}\n${timestampText}\n${bodyHash}`;
+}
+
+export function verifyGenericHmac(request: InboundRequest, options: GenericHmacOptions): GenericHmacResult {
+  const toleranceMs = options.toleranceMs ?? DEFAULT_HMAC_TOLERANCE_MS;
+  const signatureText = headerValue(request.headers, options.signatureHeader ?? "X-Signature")?.trim();
+  const timestampText = headerValue(request.headers, options.timestampHeader ?? "X-Timestamp")?.trim();
+  const nonce = headerValue(request.headers, options.nonceHeader ?? "X-Nonce")?.trim();
+  if (!signatureText || !timestampText || !nonce) return fail("missing_credentials");
+  if (!/^\d{1,15}$/.test(timestampText) || nonce.length > MAX_NONCE_LENGTH) return fail("malformed_credentials");
+  if (!/^[0-9a-fA-F]{64}$/.test(signatureText)) return fail("malformed_credentials");
+
+  const timestampMs = Number(timestampText) * 1000;
+  if (Math.abs(request.nowMs - timestampMs) > toleranceMs) return fail("timestamp_out_of_tolerance");
+
+  // Rotation: the secret that was valid when the sender signed (its timestamp), not the one valid now.
+  const secrets = secretsValidAt(options.secrets, timestampMs);
+  if (secrets.length === 0) return fail("no_secret_valid");
+  const given = Buffer.from(signatureText, "hex");
+  const message = hmacStringToSign(request.method, request.path, timestampText, request.body);
+  if (!anySecretSigns(secrets, message, given)) return fail("invalid_credentials");
+  return { ok: true, replay: { nonce, expiresAtMs: timestampMs + toleranceMs } };
+}
+
+/** True when any secret's HMAC-SHA256 of `message` equals one of `givenMacs`; every pair is compared. */
+export function anySecretSigns(secrets: readonly Buffer[], message: Buffer | string, ...givenMacs: Buffer[]): boolean {
+  let matched = false;
+  for (const secret of secrets) {
+    const expected = createHmac("sha256", secret).update(message).digest();
+    for (const given of givenMacs) {
+      if (macEqual(expected, given)) matched = true;
+    }
+  }
+  return matched;
+}

@@ -1,0 +1,74 @@
+// One entry point for a route's ingress authentication: the route's auth as plain values in, an
+// outcome out. The ingress handler maps a refusal to its catalogue error with ingressAuthError().
+import { apiError, type ApiError } from "../../errors.js";
+import { verifyBasicAuth, type BasicCredential } from "./basic.js";
+import { forwardAuth, type ForwardAuthOptions } from "./forward.js";
+import { verifyGenericHmac, type GenericHmacOptions, type ReplayToken } from "./hmac.js";
+import { verifyProvider, type HmacProvider, type ProviderOptions } from "./providers.js";
+import { verifyBearerToken } from "./token.js";
+import type { InboundRequest, VerifyFailureReason } from "./types.js";
+
+export type IngressAuth =
+  | { kind: "none" }
+  | { kind: "token"; tokens: readonly (string | Buffer)[] }
+  | { kind: "basic"; credentials: readonly BasicCredential[] }
+  | { kind: "hmac"; options: GenericHmacOptions }
+  | { kind: "provider"; provider: HmacProvider; options: ProviderOptions }
+  | { kind: "forward"; url: string; options: ForwardAuthOptions };
+
+export type IngressAuthOutcome =
+  | {
+      ok: true;
+      /** Generic HMAC only: claim it in the NonceCache, commit after storing, release on refusal. */
+      replay?: ReplayToken;
+      /** Forward auth only: headers to add to the stored message. */
+      copiedHeaders?: Record<string, string>;
+    }
+  | { ok: false; status: 401 | 403 | 503; reason: VerifyFailureReason | "denied" | "forbidden" | "unavailable" };
+
+export async function authenticateIngress(auth: IngressAuth, request: InboundRequest, signal?: AbortSignal): Promise<IngressAuthOutcome> {
+  switch (auth.kind) {
+    case "none":
+      return { ok: true };
+    case "token":
+      return unauthorizedUnless(verifyBearerToken(request.headers, auth.tokens));
+    case "basic":
+      return unauthorizedUnless(verifyBasicAuth(request.headers, auth.credentials));
+    case "hmac": {
+      const result = verifyGenericHmac(request, auth.options);
+      return result.ok ? { ok: true, replay: result.replay } : { ok: false, status: 401, reason: result.reason };
+    }
+    case "provider":
+      return unauthorizedUnless(verifyProvider(auth.provider, request, auth.options));
+    case "forward": {
+      const result = await forwardAuth(auth.url, { ...auth.options, signal: signal ?? auth.options.signal }, request);
+      return result.ok ? { ok: true, copiedHeaders: result.copiedHeaders } : result;
+    }
+  }
+}
+
+function unauthorizedUnless(result: { ok: true } | { ok: false; reason: VerifyFailureReason }): IngressAuthOutcome {
+  return result.ok ? { ok: true } : { ok: false, status: 401, reason: result.reason };
+}
+
+/** The catalogue error for a refused ingress authentication (401 unauthorized, 403 forbidden, 503 auth_unavailable). */
+export function ingressAuthError(outcome: Extract<IngressAuthOutcome, { ok: false }>): ApiError {
+  switch (outcome.status) {
+    case 401:
+      return apiError("unauthorized", `authentication failed: ${outcome.reason}`, { surface: "ingress" });
+    case 403:
+      return apiError("forbidden", "the authorization service refused the request", { surface: "ingress" });
+    case 503:
+      return apiError("auth_unavailable", "the authorization service is unavailable", {
+        surface: "ingress",
+        headers: { "Retry-After": "5" },
+      });
+  }
+}
+
+export { NonceCache, type NonceClaim } from "./nonce-cache.js";
+export type { ReplayToken } from "./hmac.js";
+export type { InboundRequest, RotatingSecret, RequestHeaders, VerifyFailureReason } from "./types.js";
+export type { BasicCredential, ForwardAuthOptions, GenericHmacOptions, HmacProvider, ProviderOptions };
+export { verifyBearerToken, extractBearerToken } from "./token.js";
+export { HMAC_PROVIDERS } from "./providers.js";

@@ -1,0 +1,40 @@
+// Shapes shared by the ingress verifiers: a request as plain values in, a verdict out.
+
+/** Node's IncomingHttpHeaders shape: lower-case names. */
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+export interface InboundRequest {
+  method: string;
+  /** URL path without the query string, as received. */
+  path: string;
+  headers: RequestHeaders;
+  body: Buffer;
+  /** Current time; a parameter so tolerance and rotation are testable without sleeping. */
+  nowMs: number;
+}
+
+export type VerifyFailureReason =
+  | "missing_credentials"
+  | "malformed_credentials"
+  | "invalid_credentials"
+  | "timestamp_out_of_tolerance"
+  | "no_secret_valid";
+
+export type VerifyFailure = { ok: false; reason: VerifyFailureReason };
+
+/** A secret with its rotation window: valid from `validFromMs` (inclusive) until `validUntilMs` (exclusive). */
+export interface RotatingSecret {
+  value: Buffer | string;
+  validFromMs?: number;
+  validUntilMs?: number;
+}
+
+export function headerValue(headers: RequestHeaders, name: string): string | undefined {
+  const value = headers[name.toLowerCase()];
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+export function fail(reason: VerifyFailureReason): VerifyFailure {
+  return { ok: false, reason };
+}

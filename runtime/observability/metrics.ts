@@ -1,0 +1,267 @@
+// Every spool_* metric family of the spec's Metrics table (webhook-queue.md "Metrics", svc → spool),
+// declared once. Code increments the typed handles returned here, never a metric looked up by name.
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { SnapshotCache, type NowClock } from "./snapshot-cache.js";
+
+/** Bumped when a family is added, renamed or relabelled; dashboards gate on it (spec "Versioning"). */
+export const METRICS_SCHEMA_VERSION = "1.0.0";
+
+export type StoreBackend = "sqlite" | "memory" | "postgres";
+
+export interface QueueDepth {
+  queued: number;
+  leased: number;
+  dead: number;
+}
+
+/** What the queue gauges show; the lead's provider computes it from Store.stats(). */
+export interface QueueSnapshot {
+  depth: QueueDepth;
+  oldestQueuedAgeSeconds: number;
+  readyLagSeconds: number;
+  /** Active leases per route (pull routes). */
+  leasesActiveByRoute: Readonly<Record<string, number>>;
+  /** Memory backend only: what spool_store_memory_* gauges show. */
+  memory?: MemoryStoreSnapshot;
+}
+
+export type MemoryItemState = "queued" | "leased" | "delivered" | "dead";
+
+export interface MemoryStoreSnapshot {
+  itemsByState: Readonly<Record<MemoryItemState, number>>;
+  retainedBytesByState: Readonly<Record<MemoryItemState, number>>;
+  retainedBytesTotal: number;
+}
+
+export interface MetricsOptions {
+  backend: StoreBackend;
+  /** `spool version` string; a leading "v" is dropped (clarifications.md 18). */
+  version: string;
+  queueSnapshot: () => Promise<QueueSnapshot>;
+  clock: NowClock;
+  /** Queue gauges are at most this stale; 2 s by DECISIONS.md. */
+  snapshotMaxAgeMs?: number;
+  /** Called when the snapshot provider fails; the gauges keep their last values. */
+  onSnapshotError?: (error: unknown) => void;
+}
+
+const STORE_SECONDS_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+const MEMORY_STATES: readonly MemoryItemState[] = ["queued", "leased", "delivered", "dead"];
+
+export function createMetrics(options: MetricsOptions) {
+  const registry = new Registry();
+  const registers = [registry];
+  const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help, labelNames, registers });
+  const histogram = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Histogram<L>({ name, help, labelNames, buckets: STORE_SECONDS_BUCKETS, registers });
+
+  const snapshots = new SnapshotCache(options.queueSnapshot, {
+    maxAgeMs: options.snapshotMaxAgeMs ?? 2_000,
+    clock: options.clock,
+  });
+  const snapshot = () => snapshots.get(options.onSnapshotError);
+
+  // Values computed at scrape time from the cached snapshot. Depth is emitted for all three states,
+  // zeros included (DECISIONS.md "Settled details").
+  const queue = {
+    depth: new Gauge<"state">({
+      name: "spool_queue_depth",
+      help: "Messages in the queue by state (queued, leased, dead).",
+      labelNames: ["state"],
+      registers,
+      async collect() {
+        const depth = (await snapshot())?.depth ?? { queued: 0, leased: 0, dead: 0 };
+        for (const state of ["queued", "leased", "dead"] as const) this.set({ state }, depth[state]);
+      },
+    }),
+    total: new Gauge({
+      name: "spool_queue_total",
+      help: "Messages queued, leased or dead.",
+      registers,
+      async collect() {
+        const depth = (await snapshot())?.depth;
+        this.set(depth ? depth.queued + depth.leased + depth.dead : 0);
+      },
+    }),
+    oldestQueuedAgeSeconds: new Gauge({
+      name: "spool_queue_oldest_queued_age_seconds",
+      help: "Age of the oldest queued message.",
+      registers,
+      async collect() {
+        this.set((await snapshot())?.oldestQueuedAgeSeconds ?? 0);
+      },
+    }),
+    readyLagSeconds: new Gauge({
+      name: "spool_queue_ready_lag_seconds",
+      help: "How long the oldest ready message has waited past its next_run_at.",
+      registers,
+      async collect() {
+        this.set((await snapshot())?.readyLagSeconds ?? 0);
+      },
+    }),
+  };
+
+  const ingress = {
+    accepted: counter("spool_ingress_accepted_total", "Ingress requests accepted (202)."),
+    rejected: counter("spool_ingress_rejected_total", "Ingress requests refused."),
+    rejectedByReason: counter("spool_ingress_rejected_by_reason_total", "Ingress refusals by reason and HTTP status.", ["reason", "status"]),
+    enqueued: counter("spool_ingress_enqueued_total", "Messages stored by ingress (one per fan-out copy)."),
+    adaptiveBackpressure: counter("spool_ingress_adaptive_backpressure_total", "Adaptive backpressure trips by reason.", ["reason"]),
+    adaptiveBackpressureApplied: counter("spool_ingress_adaptive_backpressure_applied_total", "Ingress requests refused by adaptive backpressure."),
+  };
+
+  const delivery = {
+    attempts: counter("spool_delivery_attempts_total", "Push and exec delivery attempts."),
+    acked: counter("spool_delivery_acked_total", "Deliveries acknowledged (2xx or exit 0)."),
+    retry: counter("spool_delivery_retry_total", "Deliveries scheduled for retry."),
+    dead: counter("spool_delivery_dead_total", "Deliveries moved to the dead-letter queue."),
+    deadByReason: counter("spool_delivery_dead_by_reason_total", "Dead deliveries by normalised reason.", ["reason"]),
+  };
+
+  const pull = {
+    dequeue: counter("spool_pull_dequeue_total", "Pull dequeue requests by route and status class.", ["route", "status"]),
+    acked: counter("spool_pull_acked_total", "Leases acknowledged.", ["route"]),
+    nacked: counter("spool_pull_nacked_total", "Leases nacked.", ["route"]),
+    ackConflict: counter("spool_pull_ack_conflict_total", "Acks refused with lease_conflict.", ["route"]),
+    nackConflict: counter("spool_pull_nack_conflict_total", "Nacks refused with lease_conflict.", ["route"]),
+    leaseExpired: counter("spool_pull_lease_expired_total", "Leases that expired before ack or nack.", ["route"]),
+    leaseActive: new Gauge<"route">({
+      name: "spool_pull_lease_active",
+      help: "Active leases by route.",
+      labelNames: ["route"],
+      registers,
+      async collect() {
+        const byRoute = (await snapshot())?.leasesActiveByRoute ?? {};
+        this.reset(); // routes removed by a reload disappear instead of freezing at their last value
+        for (const [route, count] of Object.entries(byRoute)) this.set({ route }, count);
+      },
+    }),
+  };
+
+  const store = {
+    operationSeconds: histogram("spool_store_operation_seconds", "Store operation latency.", ["backend", "operation"]),
+    operations: counter("spool_store_operation_total", "Store operations.", ["backend", "operation"]),
+    errors: counter("spool_store_errors_total", "Store operation failures.", ["backend", "operation", "kind"]),
+  };
+
+  // Backend-specific families exist only for the active backend: an absent series means
+  // "not emitted", not zero (spec "Metrics"; DECISIONS.md: a memory-only config emits no sqlite family).
+  const sqlite =
+    options.backend === "sqlite"
+      ? {
+          writeSeconds: histogram("spool_store_sqlite_write_seconds", "SQLite write transaction latency."),
+          dequeueSeconds: histogram("spool_store_sqlite_dequeue_seconds", "SQLite dequeue latency."),
+          checkpointSeconds: histogram("spool_store_sqlite_checkpoint_seconds", "SQLite WAL checkpoint latency."),
+          busy: counter("spool_store_sqlite_busy_total", "SQLITE_BUSY results."),
+          retry: counter("spool_store_sqlite_retry_total", "Retried SQLite transactions."),
+          txCommit: counter("spool_store_sqlite_tx_commit_total", "Committed SQLite transactions."),
+          txRollback: counter("spool_store_sqlite_tx_rollback_total", "Rolled back SQLite transactions."),
+          checkpoint: counter("spool_store_sqlite_checkpoint_total", "WAL checkpoints run."),
+          checkpointErrors: counter("spool_store_sqlite_checkpoint_errors_total", "WAL checkpoints that failed."),
+        }
+      : undefined;
+
+  const memory =
+    options.backend === "memory"
+      ? {
+          items: new Gauge<"state">({
+            name: "spool_store_memory_items",
+            help: "Items held by the memory store by state.",
+            labelNames: ["state"],
+            registers,
+            async collect() {
+              const items = (await snapshot())?.memory?.itemsByState;
+              for (const state of MEMORY_STATES) this.set({ state }, items?.[state] ?? 0);
+            },
+          }),
+          retainedBytes: new Gauge<"state">({
+            name: "spool_store_memory_retained_bytes",
+            help: "Bytes retained by the memory store by state.",
+            labelNames: ["state"],
+            registers,
+            async collect() {
+              const bytes = (await snapshot())?.memory?.retainedBytesByState;
+              for (const state of MEMORY_STATES) this.set({ state }, bytes?.[state] ?? 0);
+            },
+          }),
+          retainedBytesTotal: new Gauge({
+            name: "spool_store_memory_retained_bytes_total",
+            help: "Bytes retained by the memory store.",
+            registers,
+            async collect() {
+              this.set((await snapshot())?.memory?.retainedBytesTotal ?? 0);
+            },
+          }),
+          evictions: counter("spool_store_memory_evictions_total", "Items evicted by the memory store by reason.", ["reason"]),
+        }
+      : undefined;
+
+  const publish = {
+    accepted: counter("spool_publish_accepted_total", "Messages published through the Admin API."),
+    rejected: counter("spool_publish_rejected_total", "Publish requests refused."),
+    rejectedValidation: counter("spool_publish_rejected_validation_total", "Publish refusals: invalid items."),
+    rejectedPolicy: counter("spool_publish_rejected_policy_total", "Publish refusals: publish policy."),
+    rejectedConflict: counter("spool_publish_rejected_conflict_total", "Publish refusals: duplicate ids."),
+    rejectedQueueFull: counter("spool_publish_rejected_queue_full_total", "Publish refusals: queue full."),
+    rejectedStore: counter("spool_publish_rejected_store_total", "Publish refusals: store failure."),
+    scopedAccepted: counter("spool_publish_scoped_accepted_total", "Messages published through endpoint-scoped publish."),
+    scopedRejected: counter("spool_publish_scoped_rejected_total", "Endpoint-scoped publish requests refused."),
+  };
+
+  const tracing = {
+    enabled: new Gauge({ name: "spool_tracing_enabled", help: "1 when tracing is enabled.", registers }),
+    initFailures: counter("spool_tracing_init_failures_total", "Tracing provider start failures."),
+    exportErrors: counter("spool_tracing_export_errors_total", "Span export failures."),
+  };
+
+  const buildInfo = new Gauge<"version">({ name: "spool_build_info", help: "Spool build information.", labelNames: ["version"], registers });
+  buildInfo.set({ version: options.version.replace(/^v/, "") }, 1);
+  const schemaInfo = new Gauge<"schema">({ name: "spool_metrics_schema_info", help: "Metrics schema version.", labelNames: ["schema"], registers });
+  schemaInfo.set({ schema: METRICS_SCHEMA_VERSION }, 1);
+
+  return { registry, backend: options.backend, queue, ingress, delivery, pull, store, sqlite, memory, publish, tracing };
+}
+
+export type SpoolMetrics = ReturnType<typeof createMetrics>;
+
+/** Counts one ingress refusal in both the total and the by-reason family. */
+export function recordIngressRejection(metrics: SpoolMetrics, reason: string, status: number): void {
+  metrics.ingress.rejected.inc();
+  metrics.ingress.rejectedByReason.inc({ reason, status: String(status) });
+}
+
+/** The `status` label of spool_pull_dequeue_total: 200 and 204 as-is, otherwise 4xx / 5xx. */
+export function dequeueStatusLabel(status: number): string {
+  if (status === 200 || status === 204) return String(status);
+  return status >= 500 ? "5xx" : "4xx";
+}
+
+export type DeadReasonLabel = "max_retries" | "no_retry" | "policy_denied" | "unspecified" | "other";
+
+/** Free-text dead reasons folded to the spec's label values, so the label set stays bounded. */
+export function deadReasonLabel(reason: string | undefined | null): DeadReasonLabel {
+  if (reason === undefined || reason === null || reason.trim() === "") return "unspecified";
+  if (reason === "max_retries" || reason === "no_retry" || reason === "policy_denied") return reason;
+  return "other";
+}
+
+/** Times a store call into spool_store_operation_seconds/_total and counts failures by kind. */
+export async function observeStoreOperation<T>(
+  metrics: SpoolMetrics,
+  operation: string,
+  run: () => Promise<T>,
+  errorKind: (error: unknown) => string = () => "error",
+): Promise<T> {
+  const labels = { backend: metrics.backend, operation };
+  const stopTimer = metrics.store.operationSeconds.startTimer(labels);
+  metrics.store.operations.inc(labels);
+  try {
+    return await run();
+  } catch (error) {
+    metrics.store.errors.inc({ ...labels, kind: errorKind(error) });
+    throw error;
+  } finally {
+    stopTimer();
+  }
+}

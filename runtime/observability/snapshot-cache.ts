@@ -1,0 +1,44 @@
+// A value fetched at most once per `maxAgeMs`, shared by concurrent readers. Scrapes read every
+// queue gauge in one pass; they must share one store query, and the values may be at most 2 s
+// stale (DECISIONS.md "Settled details").
+
+export interface NowClock {
+  now(): number;
+}
+
+export class SnapshotCache<T> {
+  readonly #load: () => Promise<T>;
+  readonly #maxAgeMs: number;
+  readonly #clock: NowClock;
+  #value: T | undefined;
+  #loadedAtMs = Number.NEGATIVE_INFINITY;
+  #inFlight: Promise<T | undefined> | undefined;
+
+  constructor(load: () => Promise<T>, options: { maxAgeMs: number; clock: NowClock }) {
+    this.#load = load;
+    this.#maxAgeMs = options.maxAgeMs;
+    this.#clock = options.clock;
+  }
+
+  /**
+   * The cached value if it is fresh enough, otherwise a new one. When loading fails the last value
+   * is returned (undefined if there never was one); the failure is reported to `onError`.
+   */
+  async get(onError?: (error: unknown) => void): Promise<T | undefined> {
+    if (this.#clock.now() - this.#loadedAtMs <= this.#maxAgeMs) return this.#value;
+    this.#inFlight ??= this.#load().then(
+      (value) => {
+        this.#value = value;
+        this.#loadedAtMs = this.#clock.now();
+        this.#inFlight = undefined;
+        return value;
+      },
+      (error: unknown) => {
+        this.#inFlight = undefined;
+        onError?.(error);
+        return this.#value;
+      },
+    );
+    return this.#inFlight;
+  }
+}

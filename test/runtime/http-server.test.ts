@@ -1,0 +1,286 @@
+import { connect, type Socket } from "node:net";
+import { request as httpRequest } from "node:http";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { apiError } from "../../runtime/errors.js";
+import { readBody, headersSize } from "../../runtime/http/body.js";
+import { parseListenAddress } from "../../runtime/http/address.js";
+import { sendEmpty, sendError, sendJson } from "../../runtime/http/respond.js";
+import { createHttpServer, type HttpListener, type RequestHandler } from "../../runtime/http/server.js";
+
+const MiB = 1024 * 1024;
+
+const baseOptions = { headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, maxHeaderSize: 16 * 1024 };
+
+async function start(handler: RequestHandler, options = baseOptions): Promise<HttpListener> {
+  return createHttpServer(handler, options).listen("127.0.0.1:0");
+}
+
+/** Sends `totalBytes` in 64 KiB chunks, stopping as soon as the server replies or the socket dies. */
+function streamUpload(port: number, totalBytes: number, withContentLength: boolean): Promise<{ status: number; body: string; sentBytes: number }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { "content-type": "application/octet-stream" };
+    if (withContentLength) headers["content-length"] = totalBytes;
+    const req = httpRequest({ host: "127.0.0.1", port, method: "POST", path: "/upload", headers });
+    let sentBytes = 0;
+    let replied = false;
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const pump = () => {
+      while (!replied && sentBytes < totalBytes) {
+        sentBytes += chunk.length;
+        if (!req.write(chunk)) {
+          req.once("drain", pump);
+          return;
+        }
+      }
+      if (!replied) req.end();
+    };
+    req.on("response", (res) => {
+      replied = true;
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (text) => (body += text));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, sentBytes }));
+    });
+    req.on("error", (error) => {
+      if (!replied) reject(error);
+    });
+    pump();
+  });
+}
+
+const body = suite("http body limits");
+
+body("a 10 MB upload without Content-Length is refused with 413 at a 1 MB limit without being buffered", async () => {
+  let largestBufferedBytes = 0;
+  const listener = await start(async (req, res) => {
+    try {
+      const bytes = await readBody(req, { maxBytes: MiB });
+      largestBufferedBytes = bytes.length;
+      sendJson(res, 200, { bytes: bytes.length });
+    } catch (error) {
+      sendError(res, error as never);
+    }
+  });
+  try {
+    const reply = await streamUpload(listener.address.port, 10 * MiB, false);
+    assert.is(reply.status, 413);
+    assert.is(JSON.parse(reply.body).code, "payload_too_large");
+    assert.is(largestBufferedBytes, 0, "the handler never received a body");
+    assert.ok(reply.sentBytes < 10 * MiB, `client stopped early, sent ${reply.sentBytes}`);
+  } finally {
+    await listener.close(1_000);
+  }
+});
+
+body("an over-limit Content-Length is refused before any byte is read", async () => {
+  let readerCalls = 0;
+  const listener = await start(async (req, res) => {
+    readerCalls++;
+    try {
+      await readBody(req, { maxBytes: MiB });
+      sendEmpty(res, 204);
+    } catch (error) {
+      sendError(res, error as never);
+    }
+  });
+  try {
+    const reply = await streamUpload(listener.address.port, 10 * MiB, true);
+    assert.is(reply.status, 413);
+    assert.match(reply.body, /of 10485760 bytes/);
+    assert.is(readerCalls, 1);
+  } finally {
+    await listener.close(1_000);
+  }
+});
+
+body("a body exactly at the limit is accepted whole", async () => {
+  const listener = await start(async (req, res) => {
+    const bytes = await readBody(req, { maxBytes: 1000 });
+    sendJson(res, 200, { bytes: bytes.length, first: bytes[0], last: bytes[bytes.length - 1] });
+  });
+  try {
+    const response = await fetch(`http://127.0.0.1:${listener.address.port}/`, { method: "POST", body: Buffer.alloc(1000, 7) });
+    assert.is(response.status, 200);
+    assert.equal(await response.json(), { bytes: 1000, first: 7, last: 7 });
+  } finally {
+    await listener.close(1_000);
+  }
+});
+
+body("headersSize sums name and value bytes of every header line", async () => {
+  let measured = -1;
+  const listener = await start((req, res) => {
+    measured = headersSize(req);
+    sendEmpty(res, 204);
+  });
+  try {
+    const socket = connect(listener.address.port, "127.0.0.1");
+    const raw = "GET / HTTP/1.1\r\nHost: x\r\nX-A: 12345\r\nX-A: 6\r\nConnection: close\r\n\r\n";
+    socket.write(raw);
+    await readAll(socket);
+    // Host+x, X-A+12345, X-A+6, Connection+close
+    assert.is(measured, 4 + 1 + 3 + 5 + 3 + 1 + 10 + 5);
+  } finally {
+    await listener.close(1_000);
+  }
+});
+
+const server = suite("http server");
+
+server("a slowloris client that never finishes its headers is cut off by the headers timeout", async () => {
+  let handled = 0;
+  const listener = await start(
+    (_req, res) => {
+      handled++;
+      sendEmpty(res, 204);
+    },
+    { ...baseOptions, headersTimeoutMs: 300, requestTimeoutMs: 1_000 },
+  );
+  try {
+    const socket = connect(listener.address.port, "127.0.0.1");
+    socket.write("POST /hook HTTP/1.1\r\nHost: x\r\nX-Slow: a");
+    const drip = setInterval(() => socket.writable && socket.write("a"), 50);
+    const reply = await readAll(socket);
+    clearInterval(drip);
+    assert.match(reply, /^HTTP\/1\.1 408/);
+    assert.is(handled, 0);
+  } finally {
+    await listener.close(1_000);
+  }
+});
+
+server("headers above maxHeaderSize are refused with 413 headers_too_large before reaching the handler", async () => {
+  let handled = 0;
+  const listener = await start((_req, res) => {
+    handled++;
+    sendEmpty(res, 204);
+  }, { ...baseOptions, maxHeaderSize: 1024 });
+  try {
+    const socket = connect(listener.address.port, "127.0.0.1");
+    socket.write(`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${"b".repeat(4096)}\r\n\r\n`);
+    const reply = await readAll(socket);
+    assert.match(reply, /^HTTP\/1\.1 413/);
+    assert.match(reply, /headers_too_large/);
+    assert.is(handled, 0);
+  } finally {
+    await listener.close(1_000);
+  }
+});
+
+server("a thrown ApiError becomes its JSON body, status and headers; other failures are a generic 500", async () => {
+  const failures: unknown[] = [];
+  const listener = await createHttpServer(
+    async (req) => {
+      if (req.url === "/limited") throw apiError("rate_limited", "slow down", { headers: { "Retry-After": "3" } });
+      throw new Error("SELECT secret FROM db");
+    },
+    { ...baseOptions, onUnexpectedError: (error) => failures.push(error) },
+  ).listen("127.0.0.1:0");
+  try {
+    const limited = await fetch(`http://127.0.0.1:${listener.address.port}/limited`);
+    assert.is(limited.status, 429);
+    assert.is(limited.headers.get("retry-after"), "3");
+    assert.equal(await limited.json(), { code: "rate_limited", detail: "slow down" });
+    const broken = await fetch(`http://127.0.0.1:${listener.address.port}/broken`);
+    assert.is(broken.status, 500);
+    const text = await broken.text();
+    assert.not.match(text, /secret/);
+    assert.equal(JSON.parse(text), { code: "internal_error", detail: "internal error" });
+    assert.is(failures.length, 1);
+  } finally {
+    await listener.close(1_000);
+  }
+});
+
+server("graceful close lets an in-flight request finish and refuses new connections", async () => {
+  let shutdownSeen = false;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const inFlight = new Promise<void>((resolve) => (started = resolve));
+  const spool = createHttpServer(async (_req, res) => {
+    started();
+    await released;
+    shutdownSeen = spool.shutdownSignal.aborted;
+    sendJson(res, 200, { done: true });
+  }, baseOptions);
+  const listener = await spool.listen("127.0.0.1:0");
+  const port = listener.address.port;
+  const pending = fetch(`http://127.0.0.1:${port}/slow`).then(async (r) => ({ status: r.status, body: await r.json() }));
+  await inFlight;
+  const closing = listener.close(5_000);
+  const refused = await fetch(`http://127.0.0.1:${port}/new`).then(
+    () => false,
+    () => true,
+  );
+  assert.ok(refused, "a new connection after close is refused");
+  release();
+  const reply = await pending;
+  assert.is(reply.status, 200);
+  assert.equal(reply.body, { done: true });
+  assert.ok(shutdownSeen, "the handler saw the shutdown signal");
+  assert.ok(spool.closing);
+  await closing;
+  assert.is(listener.server.listening, false);
+});
+
+server("graceful close closes idle keep-alive sockets without waiting for the deadline", async () => {
+  const listener = await start((_req, res) => sendJson(res, 200, { ok: true }));
+  const socket = connect(listener.address.port, "127.0.0.1");
+  socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  await new Promise((resolve) => socket.once("data", resolve));
+  const closedSocket = new Promise((resolve) => socket.once("close", resolve));
+  await listener.close(60_000);
+  await closedSocket;
+});
+
+server("graceful close cuts connections still busy at the deadline", async () => {
+  const listener = await start(() => {
+    /* never answers: a stuck handler */
+  });
+  const port = listener.address.port;
+  const pending = fetch(`http://127.0.0.1:${port}/stuck`).then(
+    () => "answered",
+    () => "cut",
+  );
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  await listener.close(100);
+  assert.is(await pending, "cut");
+});
+
+const address = suite("listen addresses");
+
+address("parses the Spoolfile address forms", () => {
+  assert.equal(parseListenAddress(":8080"), { host: undefined, port: 8080 });
+  assert.equal(parseListenAddress("127.0.0.1:0"), { host: "127.0.0.1", port: 0 });
+  assert.equal(parseListenAddress("[::1]:9443"), { host: "::1", port: 9443 });
+  assert.equal(parseListenAddress("localhost:9900"), { host: "localhost", port: 9900 });
+  assert.throws(() => parseListenAddress("8080"));
+  assert.throws(() => parseListenAddress("::1:80"));
+  assert.throws(() => parseListenAddress("host:99999"));
+});
+
+address("listen returns the bound port for port 0", async () => {
+  const listener = await start((_req, res) => sendEmpty(res));
+  try {
+    assert.ok(listener.address.port > 0);
+    assert.is(listener.address.host, "127.0.0.1");
+  } finally {
+    await listener.close(1_000);
+  }
+});
+
+function readAll(socket: Socket): Promise<string> {
+  return new Promise((resolve) => {
+    let text = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk) => (text += chunk));
+    socket.on("error", () => undefined);
+    socket.on("close", () => resolve(text));
+  });
+}
+
+body.run();
+server.run();
+address.run();
