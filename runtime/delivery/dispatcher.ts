@@ -1,6 +1,7 @@
 // The lease → deliver → settle loop for push and exec routes (issue 6; DECISIONS "Push and exec").
 // It talks to the store through the narrow DeliveryQueue below (the lead adapts the real Store to it)
 // and gets every setting as plain values: no config text, no IR parsing here.
+import { setMaxListeners } from "node:events";
 import type { Dispatcher as UndiciDispatcher } from "undici";
 import type { AttemptResult } from "./classify.js";
 import { createEgressAgent, type EgressPolicy, type ResolveHost, compileEgressPolicy, type CompiledEgressPolicy } from "./egress.js";
@@ -171,6 +172,8 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
   const workers = new Map<string, TargetWorker>();
   const deliveries = new Set<Promise<void>>();
   const hardStop = new AbortController();
+  // Every running delivery listens on this one signal; the default limit of 10 would warn at concurrency 11.
+  setMaxListeners(0, hardStop.signal);
   let started = false;
   let stopping = false;
   let egress: { policy: EgressPolicy; compiled: CompiledEgressPolicy; agent: UndiciDispatcher };

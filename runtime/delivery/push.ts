@@ -3,7 +3,7 @@
 // in which case nothing is settled and the lease runs out on its own.
 import { request, type Dispatcher } from "undici";
 import { resultForNetworkError, resultForPolicyDenial, resultForStatus, type AttemptResult } from "./classify.js";
-import { checkEgressUrl, compileEgressPolicy, isEgressDenied, type CompiledEgressPolicy, type EgressPolicy } from "./egress.js";
+import { checkEgressUrl, compileEgressPolicy, isEgressDenied, type CompiledEgressPolicy, type EgressDecision, type EgressPolicy } from "./egress.js";
 import { parseRetryAfter } from "./retry.js";
 import { NoValidSecretError, type Signer } from "./sign.js";
 
@@ -58,12 +58,29 @@ const defaultMaxResponseBytes = 64 * 1024;
 export async function deliverHttp(input: PushInput): Promise<PushResult> {
   const policy = toCompiled(input.egress);
   const nowMs = input.nowMs ?? Date.now();
-  const deadline = AbortSignal.timeout(input.timeoutMs);
-  const signal = input.signal ? AbortSignal.any([input.signal, deadline]) : deadline;
+  // One controller for both the timeout and the caller's abort: AbortSignal.timeout + any() per
+  // request showed up as a measurable share of the push benchmark.
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException(`timeout after ${input.timeoutMs} ms`, "TimeoutError"));
+  }, input.timeoutMs);
+  const onAbort = () => controller.abort(input.signal!.reason);
+  input.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await attemptWithRedirects(input, policy, nowMs, controller.signal, () => timedOut);
+  } finally {
+    clearTimeout(timer);
+    input.signal?.removeEventListener("abort", onAbort);
+  }
+}
 
+async function attemptWithRedirects(input: PushInput, policy: CompiledEgressPolicy, nowMs: number, signal: AbortSignal, timedOut: () => boolean): Promise<PushResult> {
+  if (input.signal?.aborted) throw abortError(input.signal);
   let url = input.url;
   for (let redirects = 0; ; redirects++) {
-    const urlDecision = checkEgressUrl(policy, url);
+    const urlDecision = cachedUrlDecision(policy, url);
     if (!urlDecision.allowed) return withRedirects(resultForPolicyDenial(urlDecision.reason), redirects);
 
     let headers: Record<string, string>;
@@ -81,7 +98,7 @@ export async function deliverHttp(input: PushInput): Promise<PushResult> {
     } catch (error) {
       if (input.signal?.aborted) throw abortError(input.signal);
       if (isEgressDenied(error)) return withRedirects(resultForPolicyDenial(messageOf(error)), redirects);
-      if (deadline.aborted) return withRedirects(resultForNetworkError(`timeout after ${input.timeoutMs} ms`), redirects);
+      if (timedOut()) return withRedirects(resultForNetworkError(`timeout after ${input.timeoutMs} ms`), redirects);
       if (isInvalidRequest(error)) {
         // The stored message cannot be sent as an HTTP request (e.g. a header value undici refuses): every retry would fail the same way.
         return withRedirects({ outcome: "dead", deadReason: "no_retry", error: messageOf(error) }, redirects);
@@ -140,6 +157,21 @@ async function drainBody(body: Dispatcher.ResponseData["body"], limitBytes: numb
   } catch {
     // The outcome is decided by the status line; a body cut short by the timeout does not change it.
   }
+}
+
+const urlDecisionCache = new WeakMap<CompiledEgressPolicy, Map<string, EgressDecision>>();
+
+/** The URL-level decision is a pure function of (policy, url); targets repeat, so remember it. */
+function cachedUrlDecision(policy: CompiledEgressPolicy, url: string): EgressDecision {
+  let byUrl = urlDecisionCache.get(policy);
+  if (!byUrl) urlDecisionCache.set(policy, (byUrl = new Map()));
+  let decision = byUrl.get(url);
+  if (!decision) {
+    decision = checkEgressUrl(policy, url);
+    if (byUrl.size >= 1024) byUrl.clear(); // redirect targets are attacker-chosen: keep the cache bounded
+    byUrl.set(url, decision);
+  }
+  return decision;
 }
 
 function toCompiled(policy: EgressPolicy | CompiledEgressPolicy | undefined): CompiledEgressPolicy {

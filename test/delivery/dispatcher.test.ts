@@ -319,6 +319,43 @@ lifecycle("stop() past the budget abandons the delivery: the lease stays, nothin
   await receiver.close();
 });
 
+lifecycle("a reload to a stricter egress policy refuses deliveries that start after it", async () => {
+  const receiver = await startReceiver();
+  const queue = new FakeQueue();
+  const target = httpTarget(receiver);
+  queue.enqueue("/orders", target.target, "evt_before", "{}");
+  const routes = [{ route: "/orders", concurrency: 20, targets: [target] }];
+  const dispatcher = start(queue, { routes, egress: localEgress });
+  try {
+    await waitFor(() => queue.get("evt_before").state === "delivered", "delivery before reload");
+    dispatcher.reconfigure({ routes, egress: { ...localEgress, dnsRebindProtection: true } });
+    queue.enqueue("/orders", target.target, "evt_after", "{}");
+    await waitFor(() => queue.get("evt_after").state === "dead", "refusal after reload");
+    assert.is(queue.get("evt_after").deadReason, "policy_denied");
+    assert.is(receiver.requests.length, 1);
+  } finally {
+    await dispatcher.stop({ drainMs: 1_000 });
+    await receiver.close();
+  }
+});
+
+lifecycle("a reload with an unusable signing secret is refused and changes nothing", async () => {
+  const receiver = await startReceiver();
+  const queue = new FakeQueue();
+  const target = httpTarget(receiver, { headers: { "X-Version": "old" } });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress });
+  try {
+    const broken = { ...target, headers: { "X-Version": "new" }, signing: { mode: "standard_webhooks" as const, secrets: [{ value: "whsec_!!!" }] } };
+    assert.throws(() => dispatcher.reconfigure({ routes: [{ route: "/orders", concurrency: 20, targets: [broken] }], egress: localEgress }));
+    queue.enqueue("/orders", target.target, "evt_1", "{}");
+    await waitFor(() => queue.get("evt_1").state === "delivered", "delivery on the old settings");
+    assert.is(receiver.requests[0].headers["x-version"], "old");
+  } finally {
+    await dispatcher.stop({ drainMs: 1_000 });
+    await receiver.close();
+  }
+});
+
 lifecycle.run();
 
 const execRoute = suite("dispatcher exec targets");
