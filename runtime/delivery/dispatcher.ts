@@ -7,50 +7,13 @@ import type { AttemptResult } from "./classify.js";
 import { createEgressAgent, type EgressPolicy, type ResolveHost, compileEgressPolicy, type CompiledEgressPolicy } from "./egress.js";
 import { deliverExec, type ExecResult } from "./exec.js";
 import { deliverHttp } from "./push.js";
-import { nextDelay, type RetryPolicy } from "./retry.js";
+import type { AttemptRecord, DeliveryQueue, Leased } from "./queue.js";
+import type { RetryPolicy } from "./retry.js";
+import { decideSettlement } from "./settle.js";
 import { createSigner, type Signer, type SigningConfig } from "./sign.js";
 
-export interface Leased {
-  readonly leaseId: string;
-  /** The message (event) id. */
-  readonly id: string;
-  /** 1 on the first delivery. */
-  readonly attempt: number;
-  readonly body: Buffer;
-  readonly headers: Readonly<Record<string, string>>;
-}
-
-export interface DequeueRequest {
-  readonly route: string;
-  readonly target: string;
-  readonly batch: number;
-  readonly leaseTtlMs: number;
-}
-
-export type NackHow = { readonly delayMs: number } | { readonly dead: true; readonly reason: string };
-
-export type AttemptOutcome = "acked" | "retry" | "dead";
-
-export interface AttemptRecord {
-  readonly eventId: string;
-  readonly route: string;
-  readonly target: string;
-  readonly attempt: number;
-  readonly statusCode?: number;
-  readonly error?: string;
-  readonly outcome: AttemptOutcome;
-  readonly deadReason?: string;
-}
-
-export interface DeliveryQueue {
-  /** Leases up to `batch` ready messages of one route and target; returns at once (empty when none is ready). */
-  dequeue(request: DequeueRequest, signal: AbortSignal): Promise<Leased[]>;
-  ack(leaseIds: readonly string[]): Promise<unknown>;
-  nack(leaseIds: readonly string[], how: NackHow): Promise<unknown>;
-  recordAttempt(record: AttemptRecord): Promise<unknown>;
-  /** Resolves when a message of route/target may have become ready (enqueue, retry time reached), or on abort. */
-  waitReady(route: string, target: string, signal: AbortSignal): Promise<void>;
-}
+// Re-exported so the dispatcher's users need one import.
+export type { AttemptOutcome, AttemptRecord, DeliveryQueue, DequeueRequest, Leased, NackHow } from "./queue.js";
 
 export interface HttpTargetSettings {
   readonly kind: "http";
@@ -74,6 +37,8 @@ export interface ExecTargetSettings {
   readonly timeoutMs: number;
   readonly retry: RetryPolicy;
   readonly outputLimitBytes?: number;
+  /** 0 (default): SIGKILL on timeout; >0: SIGTERM first, SIGKILL after this many ms. */
+  readonly killGraceMs?: number;
 }
 
 export type TargetSettings = HttpTargetSettings | ExecTargetSettings;
@@ -294,6 +259,7 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
           headers: item.headers,
           timeoutMs: settings.timeoutMs,
           outputLimitBytes: settings.outputLimitBytes,
+          killGraceMs: settings.killGraceMs,
           signal: hardStop.signal,
         });
         result = execResult;
@@ -307,8 +273,8 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
       result = { outcome: "retry", error: error instanceof Error ? error.message : String(error) };
     }
 
-    const record = settle(result, settings.retry, item, route, settings.target);
-    const how = record.outcome === "acked" ? undefined : record.outcome === "retry" ? { delayMs: record.delayMs } : { dead: true as const, reason: record.deadReason! };
+    const record = decideSettlement(result, settings.retry, item, route, settings.target, random);
+    const how = record.outcome === "acked" ? undefined : record.outcome === "retry" ? { delayMs: record.delayMs } : { dead: true as const, reason: record.deadReason };
     const attemptRecord: AttemptRecord = record.attemptRecord;
     try {
       await deps.queue.recordAttempt(attemptRecord);
@@ -323,26 +289,6 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
       deps.observer?.onError?.(error, { route, target: settings.target, operation: how === undefined ? "ack" : "nack" });
     }
     deps.observer?.onAttempt?.({ ...attemptRecord, kind: settings.kind, durationMs: deps.clock.now() - startedMs, ...(output ? { output } : {}) });
-  }
-
-  function settle(result: AttemptResult, retry: RetryPolicy, item: Leased, route: string, target: string) {
-    const base = {
-      eventId: item.id,
-      route,
-      target,
-      attempt: item.attempt,
-      ...(result.statusCode !== undefined ? { statusCode: result.statusCode } : {}),
-      ...("error" in result && result.error !== undefined ? { error: result.error } : {}),
-    };
-    if (result.outcome === "acked") return { outcome: "acked" as const, attemptRecord: { ...base, outcome: "acked" as const } };
-    if (result.outcome === "dead") {
-      return { outcome: "dead" as const, deadReason: result.deadReason, attemptRecord: { ...base, outcome: "dead" as const, deadReason: result.deadReason } };
-    }
-    const decision = nextDelay(retry, item.attempt, random, result.retryAfterMs);
-    if (!decision.retry) {
-      return { outcome: "dead" as const, deadReason: decision.deadReason, attemptRecord: { ...base, outcome: "dead" as const, deadReason: decision.deadReason } };
-    }
-    return { outcome: "retry" as const, delayMs: decision.delayMs, attemptRecord: { ...base, outcome: "retry" as const } };
   }
 
   function buildActive(config: DispatcherConfig): Map<string, ActiveSettings> {

@@ -1,6 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { classifyStatus, resultForStatus } from "../../runtime/delivery/classify.js";
+import { decideSettlement } from "../../runtime/delivery/settle.js";
 import { defaultRetryPolicy, nextDelay, parseRetryAfter, retryAfterCapMs } from "../../runtime/delivery/retry.js";
 
 const backoff = suite("retry backoff");
@@ -103,3 +104,26 @@ classify("a retryable status carries its Retry-After", () => {
 });
 
 classify.run();
+
+const settlement = suite("settlement of an attempt");
+const item = { id: "evt_1", attempt: 2 };
+
+settlement("a retryable result within max is a nack with the backoff delay", () => {
+  assert.equal(decideSettlement({ outcome: "retry", statusCode: 503, error: "status 503" }, policy, item, "/r", "https://t/x", middle), {
+    outcome: "retry",
+    delayMs: 4_000,
+    attemptRecord: { eventId: "evt_1", route: "/r", target: "https://t/x", attempt: 2, statusCode: 503, error: "status 503", outcome: "retry" },
+  });
+});
+
+settlement("a retryable result past max is dead with max_retries, recorded as dead", () => {
+  const result = decideSettlement({ outcome: "retry", error: "ECONNREFUSED" }, { ...policy, maxRetries: 1 }, item, "/r", "t", middle);
+  assert.equal(result, { outcome: "dead", deadReason: "max_retries", attemptRecord: { eventId: "evt_1", route: "/r", target: "t", attempt: 2, error: "ECONNREFUSED", outcome: "dead", deadReason: "max_retries" } });
+});
+
+settlement("a final result keeps its reason whatever the retry budget", () => {
+  const result = decideSettlement({ outcome: "dead", deadReason: "policy_denied", error: "egress denied" }, policy, item, "/r", "t", middle);
+  assert.is(result.outcome === "dead" && result.deadReason, "policy_denied");
+});
+
+settlement.run();
