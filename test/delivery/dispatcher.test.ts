@@ -171,7 +171,9 @@ loop("a slow target does not starve a fast one on the same route", async () => {
   const dispatcher = start(queue, { routes: [{ route: "/fan", concurrency: 4, targets: [slowTarget, fastTarget] }], egress: localEgress });
   try {
     await waitFor(() => queue.messages.filter((m) => m.target === fastTarget.target).every((m) => m.state === "delivered"), "fast target drained");
-    // The slow target is still stuck on its share: never more than 2 of the 4 slots.
+    // The slow target is stuck on its share: 2 of the 4 slots, never more.
+    await waitFor(() => held.length === 2, "slow target holding its share");
+    assert.is(dispatcher.inFlight().byTarget[`/fan ${slowTarget.target}`], 2);
     assert.is(held.length, 2);
     assert.is(queue.messages.filter((m) => m.target === slowTarget.target && m.state === "delivered").length, 0);
     releaseAll = true;
