@@ -40,9 +40,20 @@ export function parseIp(text: string): IpAddress | undefined {
 
 export function formatIp(ip: IpAddress): string {
   if (ip.family === 4) return Array.from(ip.bytes).join(".");
-  const groups: string[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push(((ip.bytes[i] << 8) | ip.bytes[i + 1]).toString(16));
-  return groups.join(":");
+  const groups: number[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push((ip.bytes[i] << 8) | ip.bytes[i + 1]);
+  // RFC 5952: the longest run (≥ 2) of zero groups becomes "::".
+  let bestStart = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8; ) {
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLength) [bestStart, bestLength] = [i, j - i];
+    i = j === i ? i + 1 : j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (bestStart < 0) return hex.join(":");
+  return `${hex.slice(0, bestStart).join(":")}::${hex.slice(bestStart + bestLength).join(":")}`;
 }
 
 /** Parses `10.0.0.0/8`, `fe80::/10`, or a bare address (a /32 or /128). */

@@ -12,7 +12,7 @@ import {
   type EgressPolicy,
   type ResolveHost,
 } from "../../runtime/delivery/egress.js";
-import { cidrContains, classifyIp, parseCidr, parseIp } from "../../runtime/delivery/ip.js";
+import { cidrContains, classifyIp, formatIp, parseCidr, parseIp } from "../../runtime/delivery/ip.js";
 import { deliverHttp } from "../../runtime/delivery/push.js";
 import { startReceiver } from "./helpers.js";
 
@@ -53,6 +53,14 @@ ip("ranges are classified as the policy needs", () => {
     ["2606:4700::1111", "public"],
   ];
   for (const [text, expected] of cases) assert.is(classifyIp(parseIp(text)!), expected, text);
+});
+
+ip("addresses print in their short form", () => {
+  assert.is(formatIp(parseIp("0:0:0:0:0:0:0:1")!), "::1");
+  assert.is(formatIp(parseIp("::")!), "::");
+  assert.is(formatIp(parseIp("fe80:0:0:0:1:0:0:2")!), "fe80::1:0:0:2");
+  assert.is(formatIp(parseIp("2001:db8:0:1:1:1:1:1")!), "2001:db8:0:1:1:1:1:1");
+  assert.is(formatIp(parseIp("::ffff:169.254.169.254")!), "169.254.169.254");
 });
 
 ip("non-addresses do not parse", () => {
