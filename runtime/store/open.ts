@@ -1,0 +1,46 @@
+// openStore: the one entry point the runtime uses to get a Store for the configured backend.
+import type { Clock } from "../clock.js";
+import { startMaintenance } from "./maintenance.js";
+import { MemoryStore } from "./memory/store.js";
+import { noopObserver, type StoreObserver } from "./observer.js";
+import type { StoreOptions } from "./options.js";
+import type { Store, StoreBackend } from "./store.js";
+
+export type StoreSpec = StoreOptions & {
+  backend: StoreBackend;
+  /** SQLite database file (default ./.data/spool.db is the CLI's business). */
+  sqlitePath?: string;
+  postgresDsn?: string;
+  /** PostgreSQL schema to create and use (default "spool"). */
+  postgresSchema?: string;
+  /** PostgreSQL pool size (default 8). */
+  postgresPoolSize?: number;
+};
+
+export interface StoreDeps {
+  clock: Clock;
+  observer?: StoreObserver;
+  /** Failures of background pruning / sampling; default: ignored (they retry next interval). */
+  onMaintenanceError?: (task: "prune" | "trend_sample", error: unknown) => void;
+}
+
+export async function openStore(spec: StoreSpec, deps: StoreDeps): Promise<Store> {
+  const observer = deps.observer ?? noopObserver;
+  const store = await openBackend(spec, deps.clock, observer);
+  const stopMaintenance = startMaintenance(store, spec, deps.onMaintenanceError ?? (() => {}));
+  const close = store.close.bind(store);
+  store.close = async () => {
+    stopMaintenance();
+    await close();
+  };
+  return store;
+}
+
+async function openBackend(spec: StoreSpec, clock: Clock, observer: StoreObserver): Promise<Store> {
+  switch (spec.backend) {
+    case "memory":
+      return new MemoryStore({ clock, observer, limits: spec });
+    default:
+      throw new Error(`store backend ${spec.backend} is not available`);
+  }
+}
