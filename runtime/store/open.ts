@@ -4,12 +4,15 @@ import { startMaintenance } from "./maintenance.js";
 import { MemoryStore } from "./memory/store.js";
 import { noopObserver, type StoreObserver } from "./observer.js";
 import type { StoreOptions } from "./options.js";
-import type { Store, StoreBackend } from "./store.js";
+import { SqliteStore } from "./sqlite/store.js";
+import { StoreError, type Store, type StoreBackend } from "./store.js";
 
 export type StoreSpec = StoreOptions & {
   backend: StoreBackend;
   /** SQLite database file (default ./.data/spool.db is the CLI's business). */
   sqlitePath?: string;
+  /** How long a write waits for another process's lock before failing `unavailable` (default 5000). */
+  sqliteBusyTimeoutMs?: number;
   postgresDsn?: string;
   /** PostgreSQL schema to create and use (default "spool"). */
   postgresSchema?: string;
@@ -40,6 +43,9 @@ async function openBackend(spec: StoreSpec, clock: Clock, observer: StoreObserve
   switch (spec.backend) {
     case "memory":
       return new MemoryStore({ clock, observer, limits: spec });
+    case "sqlite":
+      if (!spec.sqlitePath) throw new StoreError("invalid_argument", "the sqlite backend needs sqlitePath");
+      return new SqliteStore({ path: spec.sqlitePath, busyTimeoutMs: spec.sqliteBusyTimeoutMs ?? 5000, clock, observer, limits: spec });
     default:
       throw new Error(`store backend ${spec.backend} is not available`);
   }
