@@ -4,6 +4,7 @@ import { startMaintenance } from "./maintenance.js";
 import { MemoryStore } from "./memory/store.js";
 import { noopObserver, type StoreObserver } from "./observer.js";
 import type { StoreOptions } from "./options.js";
+import { PostgresStore } from "./postgres/store.js";
 import { SqliteStore } from "./sqlite/store.js";
 import { StoreError, type Store, type StoreBackend } from "./store.js";
 
@@ -46,7 +47,17 @@ async function openBackend(spec: StoreSpec, clock: Clock, observer: StoreObserve
     case "sqlite":
       if (!spec.sqlitePath) throw new StoreError("invalid_argument", "the sqlite backend needs sqlitePath");
       return new SqliteStore({ path: spec.sqlitePath, busyTimeoutMs: spec.sqliteBusyTimeoutMs ?? 5000, clock, observer, limits: spec });
+    case "postgres":
+      if (!spec.postgresDsn) throw new StoreError("invalid_argument", "the postgres backend needs postgresDsn");
+      return PostgresStore.open({
+        dsn: spec.postgresDsn,
+        schema: spec.postgresSchema ?? "spool",
+        poolSize: spec.postgresPoolSize ?? 8,
+        clock,
+        observer,
+        limits: spec,
+      });
     default:
-      throw new Error(`store backend ${spec.backend} is not available`);
+      throw new StoreError("invalid_argument", `unknown store backend ${String(spec.backend)}`);
   }
 }

@@ -1,6 +1,6 @@
 // The one Store contract suite, run unchanged against memory, SQLite and PostgreSQL
 // (test/store/{memory,sqlite,postgres}.test.ts). Each test gets a fresh store and a TestClock.
-import { suite } from "uvu";
+import { suite, type Test } from "uvu";
 import * as assert from "uvu/assert";
 import { TestClock } from "../../runtime/clock.js";
 import type { StoreOptions } from "../../runtime/store/options.js";
@@ -39,7 +39,7 @@ async function stateOf(store: Store, id: string): Promise<string | undefined> {
 /** Counts a test file reports when the backend is unavailable (kept in sync by the suite itself). */
 export let contractTestCount = 0;
 
-export function storeContract(name: string, openFresh: OpenFreshStore): { run(): void } {
+export function storeContract(name: string, openFresh: OpenFreshStore): Test {
   const contract = suite(`store contract: ${name}`);
   const it = (title: string, options: StoreOptions, body: (store: Store, clock: TestClock) => Promise<void>) => {
     contractTestCount++;
