@@ -132,6 +132,29 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.equal(await store.listMessages({ limit: 10 }), []);
   });
 
+  it("a refused batch in a shared commit does not fail its neighbours", {}, async (store) => {
+    await store.enqueue([message("taken")]);
+    const results = await Promise.allSettled([
+      store.enqueue([message("left")]),
+      store.enqueue([message("new-in-bad-batch"), message("taken")]),
+      store.enqueue([message("right-1"), message("right-2")]),
+    ]);
+    assert.equal(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"]);
+    assert.is(((results[1] as PromiseRejectedResult).reason as StoreError).code, "duplicate_id");
+    assert.equal((await store.getMessages(["taken", "left", "new-in-bad-batch", "right-1", "right-2"])).map((v) => v.id), ["taken", "left", "right-1", "right-2"]);
+  });
+
+  it("max_depth in a shared commit admits whole batches until the limit", { maxDepth: 3 }, async (store) => {
+    const results = await Promise.allSettled([
+      store.enqueue([message("first-1"), message("first-2")]),
+      store.enqueue([message("second-1"), message("second-2")]),
+      store.enqueue([message("third-1")]),
+    ]);
+    assert.equal(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"]);
+    assert.is(((results[1] as PromiseRejectedResult).reason as StoreError).code, "queue_full");
+    assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["first-1", "first-2", "third-1"]);
+  });
+
   it("max_depth admission counts queued and leased, refuses a whole batch, and frees room on ack", { maxDepth: 3 }, async (store) => {
     await store.enqueue([message("q1"), message("q2")]);
     const [lease] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE });

@@ -25,7 +25,8 @@ export async function connectPostgres(options: ConnectOptions): Promise<Sql> {
   const sql = postgres(options.dsn, {
     max: options.poolSize,
     onnotice: () => {},
-    connection: { search_path: options.schema, application_name: "spool" },
+    // The schema in application_name lets an operator (and the fault tests) find this store's sessions.
+    connection: { search_path: options.schema, application_name: `spool:${options.schema}`.slice(0, 63) },
     // int8 columns hold epoch ms and counts, all well inside Number's exact range.
     types: { bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) } },
   }) as unknown as Sql;
