@@ -7,6 +7,7 @@
 // Env: SPOOL_BENCH_SECONDS (per measurement, default 2), SPOOL_BENCH_DEEP (backlog size, default
 // 1,000,000 for sqlite/memory and 250,000 for postgres, whose bulk load would take minutes).
 import Database from "better-sqlite3";
+import { execFileSync } from "node:child_process";
 
 import { join } from "node:path";
 import postgres from "postgres";
@@ -47,6 +48,15 @@ async function timed(work: () => Promise<number>, durationMs = seconds * 1000): 
   let handled = 0;
   while (performance.now() - started < durationMs) handled += await work();
   return rate(handled, performance.now() - started);
+}
+
+/**
+ * After a bulk load the kernel is still writing it back, and every fsync of the measurement would
+ * queue behind that; a checkpoint (prune) and `sync` first make the figures about the store.
+ */
+async function settle(store?: Store): Promise<void> {
+  if (store) await store.prune();
+  execFileSync("sync");
 }
 
 async function fill(store: Store, count: number, route = "/bench"): Promise<void> {
@@ -174,7 +184,7 @@ async function rawPostgresDrain(sql: postgres.Sql, batch: number, consumers: num
                           ORDER BY next_run_at LIMIT ${batch} FOR UPDATE SKIP LOCKED)
           UPDATE q SET state = 'leased', lease_id = 'l' || q.id FROM picked WHERE q.id = picked.id RETURNING q.id, q.payload`;
         if (rows.length === 0) break;
-        await sql`DELETE FROM q WHERE lease_id = ANY(${rows.map((r) => "l" + r.id)}::text[])`;
+        await sql`DELETE FROM q WHERE id = ANY(${rows.map((r) => r.id as string)}::text[])`;
         count += rows.length;
       }
     }),
@@ -242,7 +252,9 @@ async function benchBackend(run: BackendRun): Promise<void> {
   const rawPg = run.name === "postgres" ? await rawPostgres(`spool_bench_raw_${process.pid}`) : null;
   const rawLabel = rawPg ? "postgres" : "better-sqlite3";
   try {
+    await settle();
     const enqueue = await withStore(run, enqueueRate);
+    await settle();
     const rawEnqueue = rawPg ? await rawPostgresEnqueue(rawPg) : rawSqliteEnqueue(rawDb!);
     line("enqueue, 50 concurrent single-message callers", enqueue, rawEnqueue, run.targets.enqueue);
 
@@ -250,10 +262,13 @@ async function benchBackend(run: BackendRun): Promise<void> {
       const prefill = batch === 1 ? 60_000 : 400_000;
       const drained = await withStore(run, async (store) => {
         await fill(store, prefill);
+        await settle(store);
         return drainRate(store, batch, run.consumers);
       });
       if (rawPg) await rawPostgresFill(rawPg, prefill);
       else rawSqliteFill(rawDb!, prefill);
+      if (rawDb) rawDb.pragma("wal_checkpoint(TRUNCATE)");
+      await settle();
       const rawDrained = rawPg ? await rawPostgresDrain(rawPg, batch, run.consumers) : rawSqliteDrain(rawDb!, batch);
       line(`dequeue+ack, batch ${batch}`, drained, rawDrained, batch === 32 ? run.targets.drain32 : undefined);
       if (rawPg) await rawPg`DELETE FROM q`;
@@ -262,10 +277,12 @@ async function benchBackend(run: BackendRun): Promise<void> {
 
     const [shallow, deep] = await withStore(run, async (store) => {
       await fill(store, 10_000, "/shallow");
+      await settle(store);
       const atShallow = await drainRate(store, 32, run.consumers, "/shallow");
       const loadStarted = performance.now();
       await fill(store, run.deep, "/deep");
       console.log(`  (loaded ${fmt(run.deep)} queued messages in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s)`);
+      await settle(store);
       const atDeep = await drainRate(store, 32, run.consumers, "/deep");
       return [atShallow, atDeep];
     });

@@ -31,7 +31,7 @@ export function openSqliteDb(path: string, busyTimeoutMs: number, nowMs: number)
     // A 64 MiB page cache keeps the ready and lease indexes of a deep backlog in memory, and a larger
     // auto-checkpoint lets pages rewritten by consecutive dequeues/acks be copied back once, not each time.
     db.pragma("cache_size = -65536");
-    db.pragma(`wal_autocheckpoint = ${process.env.SPOOL_SQLITE_AUTOCHECKPOINT ?? 10000}`);
+    db.pragma("wal_autocheckpoint = 10000");
     migrate(db, path, nowMs);
     return db;
   } catch (error) {
