@@ -61,6 +61,10 @@ function utf8SequenceLength(bytes: Uint8Array, i: number): number {
   const width = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
   if (width === 0 || i + width > bytes.length) return 0;
   for (let k = 1; k < width; k++) if ((bytes[i + k] & 0xc0) !== 0x80) return 0;
+  // The second byte's range also excludes overlong forms, UTF-16 surrogates and code points past
+  // U+10FFFF; without this the scan walks past the byte the strict decoder rejected.
+  const second = bytes[i + 1];
+  if ((b === 0xe0 && second < 0xa0) || (b === 0xed && second > 0x9f) || (b === 0xf0 && second < 0x90) || (b === 0xf4 && second > 0x8f)) return 0;
   return width;
 }
 export { printTree, printHead } from "./print.js";
