@@ -298,11 +298,21 @@ encoding("valid UTF-8 decodes to its text and a BOM is not part of it", () => {
   assert.equal(decodeSpoolfileBytes(new Uint8Array([0xef, 0xbb, 0xbf, 0x61]), "f"), { text: "a" });
 });
 
-encoding("an invalid byte is reported at its line and column, counting characters not bytes", () => {
+encoding("an invalid byte is reported at the line and column the parser would give it, naming the byte", () => {
   const bytes = new Uint8Array([...new TextEncoder().encode("a\r\n# é\nb é"), 0xff, 0x0a]);
   const decoded = decodeSpoolfileBytes(bytes, "conf/Spoolfile");
   assert.ok("diagnostic" in decoded);
-  assert.is(renderDiagnostic(decoded.diagnostic), "conf/Spoolfile:3:4: invalid UTF-8 byte sequence");
+  assert.is(renderDiagnostic(decoded.diagnostic), "conf/Spoolfile:3:4: invalid UTF-8: expected UTF-8 text, found byte 0xFF");
+  assert.is(decoded.diagnostic.span.offset, "a\r\n# é\nb é".length, "offsets are UTF-16 indexes like every span");
+});
+
+encoding("lone CR line breaks and astral characters count as they do in the parser", () => {
+  const text = "a\rb\r🚀 ";
+  const decoded = decodeSpoolfileBytes(new Uint8Array([...new TextEncoder().encode(text), 0xc3, 0x28]), "f");
+  assert.ok("diagnostic" in decoded);
+  const parsedWord = directivesOf(parseSpoolfile(text + "x", "f").tree.items).at(-1)!.args[0];
+  assert.equal([decoded.diagnostic.span.line, decoded.diagnostic.span.col], [parsedWord.span.line, parsedWord.span.col]);
+  assert.equal([decoded.diagnostic.span.line, decoded.diagnostic.span.col], [3, 4]);
 });
 
 encoding("a truncated sequence, an overlong form, a surrogate and a code point past U+10FFFF are reported where they start", () => {
