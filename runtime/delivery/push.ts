@@ -1,0 +1,208 @@
+// One HTTP push delivery attempt (DECISIONS "Push and exec"; clarification 49; reference-behaviour §2 row 6).
+// Returns the attempt's outcome as a value; throws only when the caller's signal aborts (shutdown),
+// in which case nothing is settled and the lease runs out on its own.
+import { request, type Dispatcher } from "undici";
+import { resultForNetworkError, resultForPolicyDenial, resultForStatus, type AttemptResult } from "./classify.js";
+import { checkEgressUrl, compileEgressPolicy, isEgressDenied, type CompiledEgressPolicy, type EgressDecision, type EgressPolicy } from "./egress.js";
+import { parseRetryAfter } from "./retry.js";
+import { NoValidSecretError, type Signer } from "./sign.js";
+
+export interface PushInput {
+  readonly url: string;
+  /** The exact stored body bytes. */
+  readonly body: Buffer;
+  /** The stored ingress headers (Content-Type included). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The target's `header` directives; they replace stored headers of the same name. */
+  readonly extraHeaders?: Readonly<Record<string, string>>;
+  readonly messageId: string;
+  readonly attempt: number;
+  readonly timeoutMs: number;
+  readonly signer?: Signer;
+  /** An egress Agent (createEgressAgent) so the connect-time policy applies. */
+  readonly dispatcher: Dispatcher;
+  /** URL-level policy and redirect handling; defaults to the secure defaults. */
+  readonly egress?: EgressPolicy | CompiledEgressPolicy;
+  /** Signing time; the dispatcher passes its clock's now(). */
+  readonly nowMs?: number;
+  readonly signal?: AbortSignal;
+  /** At most this much of a response body is read before the connection is dropped. */
+  readonly maxResponseBytes?: number;
+}
+
+export type PushResult = AttemptResult & { readonly redirects?: number };
+
+/**
+ * Headers that describe one hop or one framing, not the message: forwarding them would be wrong
+ * (a stale Content-Length corrupts framing, Host would misroute) or is refused by undici.
+ */
+const hopByHopHeaders = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "host",
+  "content-length",
+  "expect",
+]);
+
+const redirectStatuses = new Set([301, 302, 303, 307, 308]);
+const maxRedirects = 5;
+const defaultMaxResponseBytes = 64 * 1024;
+
+export async function deliverHttp(input: PushInput): Promise<PushResult> {
+  const policy = toCompiled(input.egress);
+  const nowMs = input.nowMs ?? Date.now();
+  // One controller for both the timeout and the caller's abort: AbortSignal.timeout + any() per
+  // request showed up as a measurable share of the push benchmark.
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException(`timeout after ${input.timeoutMs} ms`, "TimeoutError"));
+  }, input.timeoutMs);
+  const onAbort = () => controller.abort(input.signal!.reason);
+  input.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await attemptWithRedirects(input, policy, nowMs, controller.signal, () => timedOut);
+  } finally {
+    clearTimeout(timer);
+    input.signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+async function attemptWithRedirects(input: PushInput, policy: CompiledEgressPolicy, nowMs: number, signal: AbortSignal, timedOut: () => boolean): Promise<PushResult> {
+  if (input.signal?.aborted) throw abortError(input.signal);
+  let url = input.url;
+  for (let redirects = 0; ; redirects++) {
+    const urlDecision = cachedUrlDecision(policy, url);
+    if (!urlDecision.allowed) return withRedirects(resultForPolicyDenial(urlDecision.reason), redirects);
+
+    let headers: Record<string, string>;
+    try {
+      headers = buildHeaders(input, url, nowMs);
+    } catch (error) {
+      // A rotation gap (no secret valid yet) heals with time or a reload, so it is retried, not dead.
+      if (error instanceof NoValidSecretError) return withRedirects(resultForNetworkError(error.message), redirects);
+      throw error;
+    }
+
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(url, { method: "POST", headers, body: input.body, dispatcher: input.dispatcher, signal });
+    } catch (error) {
+      if (input.signal?.aborted) throw abortError(input.signal);
+      if (isEgressDenied(error)) return withRedirects(resultForPolicyDenial(messageOf(error)), redirects);
+      if (timedOut()) return withRedirects(resultForNetworkError(`timeout after ${input.timeoutMs} ms`), redirects);
+      if (isInvalidRequest(error)) {
+        // The stored message cannot be sent as an HTTP request (e.g. a header value undici refuses): every retry would fail the same way.
+        return withRedirects({ outcome: "dead", deadReason: "no_retry", error: messageOf(error) }, redirects);
+      }
+      return withRedirects(resultForNetworkError(messageOf(error)), redirects);
+    }
+
+    const status = response.statusCode;
+    const location = headerValue(response.headers.location);
+    await drainBody(response.body, input.maxResponseBytes ?? defaultMaxResponseBytes);
+    if (input.signal?.aborted) throw abortError(input.signal);
+
+    if (redirectStatuses.has(status) && policy.followRedirects && location) {
+      if (redirects + 1 > maxRedirects) {
+        return withRedirects({ outcome: "dead", deadReason: "no_retry", statusCode: status, error: `more than ${maxRedirects} redirects` }, redirects);
+      }
+      try {
+        url = new URL(location, url).toString();
+      } catch {
+        return withRedirects({ outcome: "dead", deadReason: "no_retry", statusCode: status, error: `invalid redirect location ${JSON.stringify(location)}` }, redirects);
+      }
+      // The body is re-POSTed whatever the 3xx code: turning a webhook into a GET would ack an undelivered message.
+      continue;
+    }
+    const retryAfterMs = parseRetryAfter(headerValue(response.headers["retry-after"]), nowMs);
+    return withRedirects(resultForStatus(status, retryAfterMs), redirects);
+  }
+}
+
+/** Stored headers minus hop-by-hop ones, then the target's headers, then the Spool headers, then the signature. */
+export function buildHeaders(input: Pick<PushInput, "headers" | "extraHeaders" | "messageId" | "attempt" | "signer" | "body">, url: string, nowMs: number): Record<string, string> {
+  const byLowerName = new Map<string, [string, string]>();
+  const put = (name: string, value: string) => byLowerName.set(name.toLowerCase(), [name, value]);
+  for (const [name, value] of Object.entries(input.headers)) {
+    if (!hopByHopHeaders.has(name.toLowerCase())) put(name, value);
+  }
+  for (const [name, value] of Object.entries(input.extraHeaders ?? {})) put(name, value);
+  put("X-Spool-Message-Id", input.messageId);
+  put("X-Spool-Attempt", String(input.attempt));
+  if (input.signer) {
+    for (const [name, value] of Object.entries(input.signer({ method: "POST", url, body: input.body, messageId: input.messageId, nowMs }))) put(name, value);
+  }
+  const headers: Record<string, string> = {};
+  for (const [name, value] of byLowerName.values()) headers[name] = value;
+  return headers;
+}
+
+async function drainBody(body: Dispatcher.ResponseData["body"], limitBytes: number): Promise<void> {
+  let readBytes = 0;
+  try {
+    for await (const chunk of body) {
+      readBytes += (chunk as Buffer).length;
+      // Past the limit, breaking out destroys the stream: a huge or endless body costs one connection, not memory or time.
+      if (readBytes > limitBytes) break;
+    }
+  } catch {
+    // The outcome is decided by the status line; a body cut short by the timeout does not change it.
+  }
+}
+
+const urlDecisionCache = new WeakMap<CompiledEgressPolicy, Map<string, EgressDecision>>();
+
+/** The URL-level decision is a pure function of (policy, url); targets repeat, so remember it. */
+function cachedUrlDecision(policy: CompiledEgressPolicy, url: string): EgressDecision {
+  let byUrl = urlDecisionCache.get(policy);
+  if (!byUrl) urlDecisionCache.set(policy, (byUrl = new Map()));
+  let decision = byUrl.get(url);
+  if (!decision) {
+    decision = checkEgressUrl(policy, url);
+    if (byUrl.size >= 1024) byUrl.clear(); // redirect targets are attacker-chosen: keep the cache bounded
+    byUrl.set(url, decision);
+  }
+  return decision;
+}
+
+function toCompiled(policy: EgressPolicy | CompiledEgressPolicy | undefined): CompiledEgressPolicy {
+  if (!policy) return defaultCompiled;
+  return "allowRules" in policy ? policy : compileEgressPolicy(policy);
+}
+
+const defaultCompiled = compileEgressPolicy({ allow: [], deny: [], httpsOnly: true, followRedirects: false, dnsRebindProtection: true });
+
+function withRedirects(result: AttemptResult, redirects: number): PushResult {
+  return redirects > 0 ? { ...result, redirects } : result;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function isInvalidRequest(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return code === "UND_ERR_INVALID_ARG" || code === "UND_ERR_NOT_SUPPORTED";
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+    return `${typeof code === "string" ? `${code} ` : ""}${error.message}${cause}`;
+  }
+  return String(error);
+}
+
+function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new DOMException("delivery aborted", "AbortError");
+}

@@ -1,0 +1,45 @@
+// The narrow store surface the delivery dispatcher needs. The lead adapts the real Store to it;
+// tests use an in-memory fake. Shapes follow the Store contract (ARCHITECTURE.md) and the attempt
+// record of reference-behaviour §2 row 21.
+
+export interface Leased {
+  readonly leaseId: string;
+  /** The message (event) id. */
+  readonly id: string;
+  /** 1 on the first delivery. */
+  readonly attempt: number;
+  readonly body: Buffer;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface DequeueRequest {
+  readonly route: string;
+  readonly target: string;
+  readonly batch: number;
+  readonly leaseTtlMs: number;
+}
+
+export type NackHow = { readonly delayMs: number } | { readonly dead: true; readonly reason: string };
+
+export type AttemptOutcome = "acked" | "retry" | "dead";
+
+export interface AttemptRecord {
+  readonly eventId: string;
+  readonly route: string;
+  readonly target: string;
+  readonly attempt: number;
+  readonly statusCode?: number;
+  readonly error?: string;
+  readonly outcome: AttemptOutcome;
+  readonly deadReason?: string;
+}
+
+export interface DeliveryQueue {
+  /** Leases up to `batch` ready messages of one route and target; returns at once (empty when none is ready). */
+  dequeue(request: DequeueRequest, signal: AbortSignal): Promise<Leased[]>;
+  ack(leaseIds: readonly string[]): Promise<unknown>;
+  nack(leaseIds: readonly string[], how: NackHow): Promise<unknown>;
+  recordAttempt(record: AttemptRecord): Promise<unknown>;
+  /** Resolves when a message of route/target may have become ready (enqueue, retry time reached), or on abort. */
+  waitReady(route: string, target: string, signal: AbortSignal): Promise<void>;
+}

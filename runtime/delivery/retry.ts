@@ -1,0 +1,52 @@
+// Push/exec retry schedule (DECISIONS "Push and exec"; reference-behaviour §2 row 5).
+// Pure: the caller passes the attempt number, a random source and any Retry-After it saw.
+
+export interface RetryPolicy {
+  /** `retry … max N`: N retries, so at most N+1 deliveries (DECISIONS "Settled details"). */
+  readonly maxRetries: number;
+  readonly baseMs: number;
+  readonly capMs: number;
+  /** Fraction in [0, 1]: the delay is scaled by 1 + jitter·U(−1, 1). */
+  readonly jitter: number;
+}
+
+export const defaultRetryPolicy: RetryPolicy = { maxRetries: 8, baseMs: 2_000, capMs: 120_000, jitter: 0.2 };
+
+/** A receiver may ask for a longer wait, but never for longer than this (DECISIONS "Push and exec"). */
+export const retryAfterCapMs = 3_600_000;
+
+export type RetryDecision = { retry: true; delayMs: number } | { retry: false; deadReason: "max_retries" };
+
+/**
+ * Decides what follows a failed delivery numbered `attempt` (1 = first delivery).
+ * `random` returns a value in [0, 1) like Math.random; tests inject a fixed one.
+ */
+export function nextDelay(policy: RetryPolicy, attempt: number, random: () => number, retryAfterMs?: number): RetryDecision {
+  // Attempts 1..max may be followed by a retry; the delivery numbered max+1 was the last one.
+  if (attempt > policy.maxRetries) return { retry: false, deadReason: "max_retries" };
+  const exponent = Math.max(0, attempt - 1);
+  // Math.min before the power overflows: 2^1100 is Infinity, which min() still caps correctly.
+  const backoffMs = Math.min(policy.baseMs * 2 ** exponent, policy.capMs);
+  const spread = policy.jitter * (2 * random() - 1);
+  let delayMs = Math.max(0, Math.round(backoffMs * (1 + spread)));
+  if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs > delayMs) {
+    // Retry-After only lengthens the wait: a receiver cannot make us hammer it faster than our schedule.
+    delayMs = Math.max(delayMs, Math.min(Math.round(retryAfterMs), retryAfterCapMs));
+  }
+  return { retry: true, delayMs };
+}
+
+/**
+ * Parses a Retry-After header (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.
+ * Returns milliseconds from `nowMs` (0 for a date in the past), or undefined when absent or malformed.
+ */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // Only real HTTP-dates: Date.parse alone would also accept "1" or "2024" and yield nonsense.
+  if (!/[A-Za-z]{3}/.test(text)) return undefined;
+  const atMs = Date.parse(text);
+  if (Number.isNaN(atMs)) return undefined;
+  return Math.max(0, atMs - nowMs);
+}

@@ -1,0 +1,136 @@
+// Outbound request signing (DECISIONS "Push and exec"; clarification 50; reference-behaviour §2 row 7).
+// Pure: the caller passes the time, so a test can compute the expected signature independently.
+import { createHash, createHmac } from "node:crypto";
+
+export interface SigningSecret {
+  /** The resolved secret text (never a `env:`/`file:` reference: the compiler resolved that). */
+  readonly value: string;
+  /** valid_from, inclusive; absent = valid since forever. */
+  readonly validFromMs?: number;
+  /** valid_until, exclusive; absent = valid forever. */
+  readonly validUntilMs?: number;
+}
+
+export type SecretSelection = "newest_valid" | "oldest_valid";
+
+export type SigningConfig =
+  | {
+      readonly mode: "hmac";
+      readonly secrets: readonly SigningSecret[];
+      readonly selection?: SecretSelection;
+      /** Defaults X-Spool-Signature / X-Spool-Timestamp. */
+      readonly signatureHeader?: string;
+      readonly timestampHeader?: string;
+    }
+  | {
+      /** https://www.standardwebhooks.com/: webhook-id, webhook-timestamp, webhook-signature. */
+      readonly mode: "standard_webhooks";
+      readonly secrets: readonly SigningSecret[];
+      readonly selection?: SecretSelection;
+    };
+
+export interface SignInput {
+  readonly method: string;
+  readonly url: string;
+  readonly body: Buffer;
+  readonly messageId: string;
+  readonly nowMs: number;
+}
+
+/** Returns the headers to add, in the order they should be sent. */
+export type Signer = (input: SignInput) => Record<string, string>;
+
+/** No secret is valid right now: every secret has expired or is not valid yet. */
+export class NoValidSecretError extends Error {
+  constructor(nowMs: number) {
+    super(`no signing secret is valid at ${new Date(nowMs).toISOString()}`);
+    this.name = "NoValidSecretError";
+  }
+}
+
+export const defaultSignatureHeader = "X-Spool-Signature";
+export const defaultTimestampHeader = "X-Spool-Timestamp";
+
+export function createSigner(config: SigningConfig): Signer {
+  if (config.secrets.length === 0) throw new Error("signing needs at least one secret");
+  const selection = config.selection ?? "newest_valid";
+  if (config.mode === "hmac") {
+    const signatureHeader = config.signatureHeader ?? defaultSignatureHeader;
+    const timestampHeader = config.timestampHeader ?? defaultTimestampHeader;
+    if (signatureHeader.toLowerCase() === timestampHeader.toLowerCase()) {
+      throw new Error("signature and timestamp headers must differ");
+    }
+    return (input) => {
+      const secret = selectSecret(config.secrets, selection, input.nowMs);
+      const timestamp = unixSeconds(input.nowMs);
+      return {
+        [signatureHeader]: signSpoolHmac(secret.value, input.method, input.url, timestamp, input.body),
+        [timestampHeader]: String(timestamp),
+      };
+    };
+  }
+  // Decode once: a malformed key is a configuration error the caller should see at build time.
+  const keys = config.secrets.map((secret) => ({ secret, key: decodeStandardWebhooksSecret(secret.value) }));
+  return (input) => {
+    const secret = selectSecret(config.secrets, selection, input.nowMs);
+    const key = keys.find((k) => k.secret === secret)!.key;
+    const timestamp = unixSeconds(input.nowMs);
+    return {
+      "webhook-id": input.messageId,
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": `v1,${signStandardWebhooks(key, input.messageId, timestamp, input.body)}`,
+    };
+  };
+}
+
+/**
+ * Picks the secret to sign with among those with validFrom ≤ now < validUntil: the most recently
+ * valid one (newest_valid, the default, so a rotation takes effect at its valid_from) or the
+ * longest-valid one (oldest_valid, so receivers get time to learn the new secret first).
+ */
+export function selectSecret(secrets: readonly SigningSecret[], selection: SecretSelection, nowMs: number): SigningSecret {
+  let chosen: SigningSecret | undefined;
+  for (const secret of secrets) {
+    if (secret.validFromMs !== undefined && nowMs < secret.validFromMs) continue;
+    if (secret.validUntilMs !== undefined && nowMs >= secret.validUntilMs) continue;
+    if (!chosen) {
+      chosen = secret;
+      continue;
+    }
+    const from = secret.validFromMs ?? -Infinity;
+    const chosenFrom = chosen.validFromMs ?? -Infinity;
+    // Ties go to the later declaration for newest, the earlier one for oldest.
+    if (selection === "newest_valid" ? from >= chosenFrom : from < chosenFrom) chosen = secret;
+  }
+  if (!chosen) throw new NoValidSecretError(nowMs);
+  return chosen;
+}
+
+/** hex HMAC-SHA256(secret, `METHOD\n<path without query>\n<unix seconds>\n<hex sha256(body)>`). */
+export function signSpoolHmac(secret: string, method: string, url: string, unixSecondsValue: number, body: Buffer): string {
+  const bodyHash = createHash("sha256").update(body).digest("hex");
+  const canonical = `${method.toUpperCase()}\n${signedPath(url)}\n${unixSecondsValue}\n${bodyHash}`;
+  return createHmac("sha256", secret).update(canonical).digest("hex");
+}
+
+/** base64 HMAC-SHA256(key, `<id>.<timestamp>.<body>`) per the Standard Webhooks scheme. */
+export function signStandardWebhooks(key: Buffer, messageId: string, unixSecondsValue: number, body: Buffer): string {
+  return createHmac("sha256", key).update(`${messageId}.${unixSecondsValue}.`).update(body).digest("base64");
+}
+
+/** Standard Webhooks secrets are base64 with an optional `whsec_` prefix. */
+export function decodeStandardWebhooksSecret(value: string): Buffer {
+  const base64 = value.startsWith("whsec_") ? value.slice("whsec_".length) : value;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) throw new Error("standard_webhooks secret must be base64 (optionally prefixed whsec_)");
+  return Buffer.from(base64, "base64");
+}
+
+/** The URL's escaped path as sent on the request line, without the query; "/" when empty. */
+export function signedPath(url: string): string {
+  const path = new URL(url).pathname;
+  return path === "" ? "/" : path;
+}
+
+function unixSeconds(nowMs: number): number {
+  return Math.floor(nowMs / 1000);
+}

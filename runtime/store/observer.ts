@@ -1,0 +1,30 @@
+// Per-backend counters for the metrics layer, reported through a hook so the store does not import
+// prom-client (spool_store_operation_*, spool_store_errors_total, spool_store_sqlite_*).
+import { StoreError } from "./store.js";
+
+export type SqliteEvent = "tx_commit" | "tx_rollback" | "busy" | "retry" | "checkpoint" | "checkpoint_error";
+
+export interface StoreObserver {
+  /** One store call finished; `errorKind` is the StoreError code (or "internal") when it threw. */
+  operation(name: string, seconds: number, errorKind?: string): void;
+  /** SQLite-only events; `seconds` is set for timed events (write transactions, checkpoints). */
+  sqliteEvent(event: SqliteEvent, seconds?: number): void;
+}
+
+export const noopObserver: StoreObserver = {
+  operation() {},
+  sqliteEvent() {},
+};
+
+/** Times an async store call and reports it, including the error kind when it fails. */
+export async function observed<T>(observer: StoreObserver, name: string, run: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    const result = await run();
+    observer.operation(name, (performance.now() - started) / 1000);
+    return result;
+  } catch (error) {
+    observer.operation(name, (performance.now() - started) / 1000, error instanceof StoreError ? error.code : "internal");
+    throw error;
+  }
+}

@@ -1,0 +1,63 @@
+// openStore: the one entry point the runtime uses to get a Store for the configured backend.
+import type { Clock } from "../clock.js";
+import { startMaintenance } from "./maintenance.js";
+import { MemoryStore } from "./memory/store.js";
+import { noopObserver, type StoreObserver } from "./observer.js";
+import type { StoreOptions } from "./options.js";
+import { PostgresStore } from "./postgres/store.js";
+import { SqliteStore } from "./sqlite/store.js";
+import { StoreError, type Store, type StoreBackend } from "./store.js";
+
+export type StoreSpec = StoreOptions & {
+  backend: StoreBackend;
+  /** SQLite database file (default ./.data/spool.db is the CLI's business). */
+  sqlitePath?: string;
+  /** How long a write waits for another process's lock before failing `unavailable` (default 5000). */
+  sqliteBusyTimeoutMs?: number;
+  postgresDsn?: string;
+  /** PostgreSQL schema to create and use (default "spool"). */
+  postgresSchema?: string;
+  /** PostgreSQL pool size (default 8). */
+  postgresPoolSize?: number;
+};
+
+export interface StoreDeps {
+  clock: Clock;
+  observer?: StoreObserver;
+  /** Failures of background pruning / sampling; default: ignored (they retry next interval). */
+  onMaintenanceError?: (task: "prune" | "trend_sample", error: unknown) => void;
+}
+
+export async function openStore(spec: StoreSpec, deps: StoreDeps): Promise<Store> {
+  const observer = deps.observer ?? noopObserver;
+  const store = await openBackend(spec, deps.clock, observer);
+  const stopMaintenance = startMaintenance(store, spec, deps.onMaintenanceError ?? (() => {}));
+  const close = store.close.bind(store);
+  store.close = async () => {
+    stopMaintenance();
+    await close();
+  };
+  return store;
+}
+
+async function openBackend(spec: StoreSpec, clock: Clock, observer: StoreObserver): Promise<Store> {
+  switch (spec.backend) {
+    case "memory":
+      return new MemoryStore({ clock, observer, limits: spec });
+    case "sqlite":
+      if (!spec.sqlitePath) throw new StoreError("invalid_argument", "the sqlite backend needs sqlitePath");
+      return new SqliteStore({ path: spec.sqlitePath, busyTimeoutMs: spec.sqliteBusyTimeoutMs ?? 5000, clock, observer, limits: spec });
+    case "postgres":
+      if (!spec.postgresDsn) throw new StoreError("invalid_argument", "the postgres backend needs postgresDsn");
+      return PostgresStore.open({
+        dsn: spec.postgresDsn,
+        schema: spec.postgresSchema ?? "spool",
+        poolSize: spec.postgresPoolSize ?? 8,
+        clock,
+        observer,
+        limits: spec,
+      });
+    default:
+      throw new StoreError("invalid_argument", `unknown store backend ${String(spec.backend)}`);
+  }
+}

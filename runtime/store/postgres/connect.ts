@@ -1,0 +1,68 @@
+// Connects to PostgreSQL with the search_path pinned to Spool's schema, migrates under an advisory
+// lock, and maps driver errors to StoreError. The postgres package replaces broken connections on
+// its own; a query that hit one fails with `unavailable` and the next call gets a fresh connection.
+import postgres from "postgres";
+import { StoreError } from "../store.js";
+import { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION } from "./migrations.js";
+
+export type Sql = postgres.Sql<{ bigint: number }>;
+
+export interface ConnectOptions {
+  dsn: string;
+  schema: string;
+  poolSize: number;
+  nowMs: number;
+}
+
+export function quoteIdent(name: string): string {
+  return '"' + name.replace(/"/g, '""') + '"';
+}
+
+export async function connectPostgres(options: ConnectOptions): Promise<Sql> {
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(options.schema)) {
+    throw new StoreError("invalid_argument", `postgres schema name ${JSON.stringify(options.schema)} must be a plain identifier`);
+  }
+  const sql = postgres(options.dsn, {
+    max: options.poolSize,
+    onnotice: () => {},
+    // The schema in application_name lets an operator (and the fault tests) find this store's sessions.
+    connection: { search_path: options.schema, application_name: `spool:${options.schema}`.slice(0, 63) },
+    // int8 columns hold epoch ms and counts, all well inside Number's exact range.
+    types: { bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) } },
+  }) as unknown as Sql;
+  try {
+    await migrate(sql, options.schema, options.nowMs);
+    return sql;
+  } catch (error) {
+    await sql.end({ timeout: 1 }).catch(() => {});
+    throw postgresStoreError(error, "cannot prepare PostgreSQL schema " + options.schema);
+  }
+}
+
+async function migrate(sql: Sql, schema: string, nowMs: number): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext(${"spool-migrate:" + schema}))`;
+    await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`);
+    const [{ current }] = await tx.unsafe(`SELECT coalesce(max(version), 0)::int AS current FROM ${quoteIdent(schema)}.schema_migrations`);
+    if (current > POSTGRES_SCHEMA_VERSION) {
+      throw new StoreError(
+        "schema_too_new",
+        `PostgreSQL schema ${schema} has version ${current}, newer than this Spool (${POSTGRES_SCHEMA_VERSION}); refusing to use it`,
+      );
+    }
+    await tx.unsafe(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
+    for (const migration of POSTGRES_MIGRATIONS) {
+      if (migration.version <= current) continue;
+      await tx.unsafe(migration.sql);
+      await tx.unsafe(`INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, [migration.version, nowMs]);
+    }
+  });
+}
+
+/** Unique violations are handled by the caller; everything else means the database is not usable now. */
+export function postgresStoreError(error: unknown, context: string): StoreError {
+  if (error instanceof StoreError) return error;
+  const detail = error instanceof Error ? error.message : String(error);
+  return new StoreError("unavailable", `${context}: ${detail}`, undefined, { cause: error });
+}

@@ -1,0 +1,124 @@
+// SQL text of the PostgreSQL hot paths (prepared by the driver on first use per connection) and a
+// small builder for the dynamic filters of lists and lifecycle mutations.
+import { MESSAGE_STATES, StoreError, type Selector } from "../store.js";
+
+const leaseSelect = (byTarget: boolean, until = byTarget ? "$6" : "$5") => `
+WITH picked AS (
+  SELECT id, next_run_at, received_at FROM messages
+  WHERE state = 'queued' AND route = $1 AND next_run_at <= $2 ${byTarget ? "AND target = $5" : ""}
+  ORDER BY next_run_at, received_at, id LIMIT $3
+  FOR UPDATE SKIP LOCKED
+), numbered AS (
+  SELECT id, row_number() OVER (ORDER BY next_run_at, received_at, id) AS rn FROM picked
+)
+UPDATE messages m SET state = 'leased', attempt = m.attempt + 1,
+  lease_id = ($4::text[])[n.rn], lease_until = ${until}, next_run_at = ${until}
+FROM numbered n WHERE m.id = n.id
+RETURNING m.id, m.lease_id, m.route, m.target, m.payload, m.headers, m.trace, m.received_at, m.attempt, n.rn`;
+
+/** Dequeue: $1 route, $2 now, $3 batch, $4 lease ids, $5 lease_until (or $5 target, $6 lease_until). */
+export const LEASE_READY = leaseSelect(false);
+export const LEASE_READY_FOR_TARGET = leaseSelect(true);
+
+export const EXPIRE_LEASES = `UPDATE messages SET state = 'queued', lease_id = NULL, lease_until = NULL
+  WHERE state = 'leased' AND lease_until <= $1`;
+
+export const INSERT_MESSAGES = `
+INSERT INTO messages (id, route, target, state, received_at, next_run_at, attempt, payload, headers, trace)
+SELECT u.id, u.route, u.target, 'queued', u.received_at, u.next_run_at, 0, decode(u.payload, 'hex'), u.headers::jsonb, u.trace::jsonb
+FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::text[], $7::text[], $8::text[])
+  AS u(id, route, target, received_at, next_run_at, payload, headers, trace)`;
+
+/**
+ * One statement per lease operation: lock the valid leases ($1 ids, $2 now, $3 route scope or
+ * null), apply `action` to them, remember settled ones for idempotent repeats, return what changed.
+ */
+export function settleLeasesSql(action: string, settleKind: "ack" | "nack" | null): string {
+  return `
+WITH valid AS (
+  SELECT id, lease_id, route FROM messages
+  WHERE lease_id = ANY($1::text[]) AND state = 'leased' AND lease_until > $2 AND ($3::text IS NULL OR route = $3)
+  FOR UPDATE
+), changed AS (
+  ${action}
+)${
+    settleKind
+      ? `, remembered AS (
+  INSERT INTO settled_leases (lease_id, kind, settled_at) SELECT lease_id, '${settleKind}', $2 FROM changed
+  ON CONFLICT (lease_id) DO UPDATE SET kind = excluded.kind, settled_at = excluded.settled_at
+)`
+      : ""
+  }
+SELECT lease_id, route FROM changed`;
+}
+
+export const ACK_DELETE = settleLeasesSql("DELETE FROM messages m USING valid v WHERE m.id = v.id RETURNING v.lease_id, v.route", "ack");
+export const ACK_DELIVER = settleLeasesSql(
+  `UPDATE messages m SET state = 'delivered', lease_id = NULL, lease_until = NULL, next_run_at = $2
+   FROM valid v WHERE m.id = v.id RETURNING v.lease_id, v.route`,
+  "ack",
+);
+/** $4: next_run_at. */
+export const NACK_REQUEUE = settleLeasesSql(
+  `UPDATE messages m SET state = 'queued', lease_id = NULL, lease_until = NULL, next_run_at = $4
+   FROM valid v WHERE m.id = v.id RETURNING v.lease_id, v.route`,
+  "nack",
+);
+/** $4: dead_reason. */
+export const NACK_DEAD = settleLeasesSql(
+  `UPDATE messages m SET state = 'dead', lease_id = NULL, lease_until = NULL, next_run_at = $2, dead_reason = $4
+   FROM valid v WHERE m.id = v.id RETURNING v.lease_id, v.route`,
+  "nack",
+);
+/** $4: now + ttl; never shortens. */
+export const EXTEND = settleLeasesSql(
+  `UPDATE messages m SET lease_until = greatest(m.lease_until, $4), next_run_at = greatest(m.lease_until, $4)
+   FROM valid v WHERE m.id = v.id RETURNING v.lease_id, v.route`,
+  null,
+);
+
+/** For leases the settle statement did not change: $1 ids, $2 oldest settled_at still remembered. */
+export const CLASSIFY_LEASES = `
+SELECT l.lease_id, s.kind, m.route, m.state, m.lease_until
+FROM unnest($1::text[]) AS l(lease_id)
+LEFT JOIN settled_leases s ON s.lease_id = l.lease_id AND s.settled_at > $2
+LEFT JOIN messages m ON m.lease_id = l.lease_id`;
+
+export const MESSAGE_COLUMNS = "id, route, target, state, received_at, next_run_at, attempt, lease_id, lease_until, dead_reason";
+
+/** Collects conditions with numbered placeholders. */
+export class Where {
+  readonly conditions: string[] = [];
+  readonly params: unknown[] = [];
+
+  param(value: unknown): string {
+    this.params.push(value);
+    return `$${this.params.length}`;
+  }
+
+  add(condition: string): this {
+    this.conditions.push(condition);
+    return this;
+  }
+
+  selector(selector: Selector): this {
+    if (selector.route !== undefined) {
+      if (typeof selector.route === "string") this.add(`route = ${this.param(selector.route)}`);
+      else this.add(`route = ANY(${this.param([...selector.route])}::text[])`);
+    }
+    if (selector.target !== undefined) this.add(`target = ${this.param(selector.target)}`);
+    return this;
+  }
+
+  /** States are inlined (partial indexes need literal predicates), so only known names get through. */
+  states(states: readonly string[]): this {
+    for (const state of states) {
+      if (!(MESSAGE_STATES as readonly string[]).includes(state)) throw new StoreError("invalid_argument", `unknown state ${state}`);
+    }
+    return this.add(`state IN (${states.map((s) => `'${s}'`).join(", ")})`);
+  }
+
+  sql(): string {
+    return this.conditions.length ? `WHERE ${this.conditions.join(" AND ")}` : "";
+  }
+}

@@ -1,0 +1,80 @@
+// Numbered SQLite migrations. Each runs once, in order, inside one transaction with the version
+// bump; a database whose version is newer than the last entry here is refused (downgrade guard).
+
+export interface Migration {
+  version: number;
+  sql: string;
+}
+
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+CREATE TABLE messages (
+  id TEXT PRIMARY KEY,
+  route TEXT NOT NULL,
+  target TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('queued','leased','delivered','dead','canceled')),
+  received_at INTEGER NOT NULL,
+  -- queued: when it becomes ready; leased: lease_until; delivered/dead: when it got there.
+  next_run_at INTEGER NOT NULL,
+  attempt INTEGER NOT NULL DEFAULT 0,
+  lease_id TEXT,
+  lease_until INTEGER,
+  dead_reason TEXT,
+  payload BLOB NOT NULL,
+  headers TEXT NOT NULL,
+  trace TEXT
+);
+-- Dequeue order (next_run_at, received_at, id) per route, and per route+target; partial so only
+-- queued rows are indexed and the index stays small however large the DLQ grows.
+CREATE INDEX messages_ready ON messages(route, next_run_at, received_at, id) WHERE state = 'queued';
+CREATE INDEX messages_ready_target ON messages(route, target, next_run_at, received_at, id) WHERE state = 'queued';
+CREATE UNIQUE INDEX messages_lease ON messages(lease_id) WHERE lease_id IS NOT NULL;
+CREATE INDEX messages_lease_expiry ON messages(lease_until) WHERE state = 'leased';
+CREATE INDEX messages_received ON messages(received_at, id);
+CREATE INDEX messages_state_received ON messages(state, received_at, id);
+CREATE INDEX messages_settled ON messages(state, next_run_at) WHERE state IN ('delivered', 'dead');
+
+-- Active depth (queued + leased) kept by triggers, so max_depth admission never counts rows.
+CREATE TABLE queue_counters (id INTEGER PRIMARY KEY CHECK (id = 1), active INTEGER NOT NULL);
+INSERT INTO queue_counters (id, active) VALUES (1, 0);
+CREATE TRIGGER messages_active_insert AFTER INSERT ON messages WHEN new.state IN ('queued', 'leased')
+BEGIN UPDATE queue_counters SET active = active + 1 WHERE id = 1; END;
+CREATE TRIGGER messages_active_delete AFTER DELETE ON messages WHEN old.state IN ('queued', 'leased')
+BEGIN UPDATE queue_counters SET active = active - 1 WHERE id = 1; END;
+CREATE TRIGGER messages_active_update AFTER UPDATE OF state ON messages
+WHEN (old.state IN ('queued', 'leased')) <> (new.state IN ('queued', 'leased'))
+BEGIN UPDATE queue_counters SET active = active + (CASE WHEN new.state IN ('queued', 'leased') THEN 1 ELSE -1 END) WHERE id = 1; END;
+
+CREATE TABLE attempts (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  message_id TEXT NOT NULL,
+  route TEXT NOT NULL,
+  target TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  status_code INTEGER,
+  error TEXT,
+  outcome TEXT NOT NULL CHECK (outcome IN ('acked','retry','dead')),
+  dead_reason TEXT,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX attempts_created ON attempts(created_at, seq);
+CREATE INDEX attempts_message ON attempts(message_id, created_at);
+CREATE INDEX attempts_route ON attempts(route, target, created_at);
+
+CREATE TABLE trend_samples (
+  captured_at INTEGER NOT NULL,
+  route TEXT NOT NULL,
+  target TEXT NOT NULL,
+  queued INTEGER NOT NULL,
+  leased INTEGER NOT NULL,
+  dead INTEGER NOT NULL
+);
+CREATE INDEX trend_samples_captured ON trend_samples(captured_at);
+`,
+  },
+];
+
+export const SQLITE_SCHEMA_VERSION = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1].version;

@@ -1,0 +1,580 @@
+// The one Store contract suite, run unchanged against memory, SQLite and PostgreSQL
+// (test/store/{memory,sqlite,postgres}.test.ts). Each test gets a fresh store and a TestClock.
+import { suite, type Test } from "uvu";
+import * as assert from "uvu/assert";
+import { TestClock } from "../../runtime/clock.js";
+import type { StoreOptions } from "../../runtime/store/options.js";
+import { StoreError, type NewMessage, type Store } from "../../runtime/store/store.js";
+
+export type OpenFreshStore = (clock: TestClock, options: StoreOptions) => Promise<Store>;
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+
+export function bytes(text: string): Uint8Array {
+  return new TextEncoder().encode(text);
+}
+
+export function message(id: string, overrides: Partial<NewMessage> = {}): NewMessage {
+  return { id, route: "/orders", target: "pull", payload: bytes(`body of ${id}`), headers: { "content-type": "application/json" }, ...overrides };
+}
+
+async function rejectsWith(promise: Promise<unknown>, code: string): Promise<StoreError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.instance(error, StoreError);
+    assert.is((error as StoreError).code, code);
+    return error as StoreError;
+  }
+  assert.unreachable(`expected StoreError ${code}, but the call succeeded`);
+  throw new Error("unreachable");
+}
+
+async function stateOf(store: Store, id: string): Promise<string | undefined> {
+  const [view] = await store.getMessages([id]);
+  return view?.state;
+}
+
+/** Counts a test file reports when the backend is unavailable (kept in sync by the suite itself). */
+export let contractTestCount = 0;
+
+export function storeContract(name: string, openFresh: OpenFreshStore): Test {
+  const contract = suite(`store contract: ${name}`);
+  const it = (title: string, options: StoreOptions, body: (store: Store, clock: TestClock) => Promise<void>) => {
+    contractTestCount++;
+    contract(title, async () => {
+      const clock = new TestClock();
+      const store = await openFresh(clock, options);
+      try {
+        await body(store, clock);
+      } finally {
+        await store.close();
+      }
+    });
+  };
+
+  it("dequeue leases ready messages in next_run_at then received_at order with attempt 1", {}, async (store, clock) => {
+    const now = clock.now();
+    await store.enqueue([
+      message("late", { receivedAtMs: now - 1000, nextRunAtMs: now - 10 }),
+      message("early", { receivedAtMs: now - 500, nextRunAtMs: now - 20 }),
+      message("tie-newer", { receivedAtMs: now - 100, nextRunAtMs: now - 10 }),
+    ]);
+    const leased = await store.dequeue({ route: "/orders", batch: 10, leaseTtlMs: 30 * SECOND });
+    assert.equal(leased.map((m) => m.id), ["early", "late", "tie-newer"]);
+    for (const m of leased) {
+      assert.is(m.attempt, 1);
+      assert.is(m.leaseUntilMs, now + 30 * SECOND);
+      assert.match(m.leaseId, /^lease_[0-9a-f]{16}$/);
+    }
+    assert.is(new Set(leased.map((m) => m.leaseId)).size, 3);
+  });
+
+  it("dequeue leases and hides the item from other consumers", {}, async (store) => {
+    await store.enqueue([message("only")]);
+    const first = await store.dequeue({ route: "/orders", batch: 5, leaseTtlMs: 30 * SECOND });
+    const second = await store.dequeue({ route: "/orders", batch: 5, leaseTtlMs: 30 * SECOND });
+    assert.is(first.length, 1);
+    assert.is(second.length, 0);
+    assert.is(await stateOf(store, "only"), "leased");
+  });
+
+  it("payload bytes, headers and trace context round-trip", {}, async (store, clock) => {
+    const payload = new Uint8Array([0, 255, 10, 13, 128]);
+    await store.enqueue([message("binary", { payload, headers: { "x-a": "1", "content-type": "application/octet-stream" }, trace: { traceparent: "00-abc-def-01" }, receivedAtMs: clock.now() - 5 })]);
+    const [leased] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: SECOND });
+    assert.equal([...leased.payload], [...payload]);
+    assert.equal(leased.headers, { "x-a": "1", "content-type": "application/octet-stream" });
+    assert.equal(leased.trace, { traceparent: "00-abc-def-01" });
+    assert.is(leased.receivedAtMs, clock.now() - 5);
+    assert.is(leased.target, "pull");
+    const [view] = await store.listMessages({ limit: 10, includePayload: true, includeHeaders: true, includeTrace: true });
+    assert.equal([...view.payload!], [...payload]);
+    assert.equal(view.trace, { traceparent: "00-abc-def-01" });
+  });
+
+  it("dequeue by target leaves other targets and routes untouched", {}, async (store) => {
+    await store.enqueue([
+      message("a-pull", { target: "https://a.example/in" }),
+      message("b-pull", { target: "https://b.example/in" }),
+      message("other-route", { route: "/other" }),
+    ]);
+    const leased = await store.dequeue({ route: "/orders", target: "https://b.example/in", batch: 10, leaseTtlMs: SECOND });
+    assert.equal(leased.map((m) => m.id), ["b-pull"]);
+    assert.is(await stateOf(store, "a-pull"), "queued");
+    assert.is(await stateOf(store, "other-route"), "queued");
+    const rest = await store.dequeue({ route: "/orders", batch: 10, leaseTtlMs: SECOND });
+    assert.equal(rest.map((m) => m.id), ["a-pull"]);
+  });
+
+  it("enqueue batch with one duplicate stores nothing", {}, async (store) => {
+    await store.enqueue([message("existing", { payload: bytes("original") })]);
+    const error = await rejectsWith(store.enqueue([message("new-1"), message("existing", { payload: bytes("replacement") }), message("new-2")]), "duplicate_id");
+    assert.is(error.itemIndex, 1);
+    const views = await store.listMessages({ limit: 100, includePayload: true });
+    assert.equal(views.map((v) => v.id), ["existing"]);
+    assert.is(new TextDecoder().decode(views[0].payload), "original");
+  });
+
+  it("enqueue batch repeating an id within itself stores nothing", {}, async (store) => {
+    const error = await rejectsWith(store.enqueue([message("twice"), message("twice")]), "duplicate_id");
+    assert.is(error.itemIndex, 1);
+    assert.equal(await store.listMessages({ limit: 10 }), []);
+  });
+
+  it("oversized or malformed batches are refused and store nothing", {}, async (store) => {
+    const big = Array.from({ length: 1001 }, (_, i) => message(`big-${i}`));
+    await rejectsWith(store.enqueue(big), "invalid_argument");
+    const error = await rejectsWith(store.enqueue([message("fine"), message("bad-route", { route: "no-slash" })]), "invalid_argument");
+    assert.is(error.itemIndex, 1);
+    await rejectsWith(store.dequeue({ route: "/orders", batch: 0, leaseTtlMs: SECOND }), "invalid_argument");
+    assert.equal(await store.listMessages({ limit: 10 }), []);
+  });
+
+  it("a refused batch in a shared commit does not fail its neighbours", {}, async (store) => {
+    await store.enqueue([message("taken")]);
+    const results = await Promise.allSettled([
+      store.enqueue([message("left")]),
+      store.enqueue([message("new-in-bad-batch"), message("taken")]),
+      store.enqueue([message("right-1"), message("right-2")]),
+    ]);
+    assert.equal(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"]);
+    assert.is(((results[1] as PromiseRejectedResult).reason as StoreError).code, "duplicate_id");
+    assert.equal((await store.getMessages(["taken", "left", "new-in-bad-batch", "right-1", "right-2"])).map((v) => v.id), ["taken", "left", "right-1", "right-2"]);
+  });
+
+  it("max_depth in a shared commit admits whole batches until the limit", { maxDepth: 3 }, async (store) => {
+    const results = await Promise.allSettled([
+      store.enqueue([message("first-1"), message("first-2")]),
+      store.enqueue([message("second-1"), message("second-2")]),
+      store.enqueue([message("third-1")]),
+    ]);
+    assert.equal(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"]);
+    assert.is(((results[1] as PromiseRejectedResult).reason as StoreError).code, "queue_full");
+    assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["first-1", "first-2", "third-1"]);
+  });
+
+  it("max_depth admission counts queued and leased, refuses a whole batch, and frees room on ack", { maxDepth: 3 }, async (store) => {
+    await store.enqueue([message("q1"), message("q2")]);
+    const [lease] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE });
+    await rejectsWith(store.enqueue([message("over-1"), message("over-2")]), "queue_full");
+    assert.equal(await store.getMessages(["over-1", "over-2"]), []);
+    await store.enqueue([message("fits")]);
+    await rejectsWith(store.enqueue([message("one-too-many")]), "queue_full");
+    await store.ack([lease.leaseId]);
+    await store.enqueue([message("after-ack")]);
+    const [deadLease] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE });
+    await store.nack([deadLease.leaseId], { dead: true, reason: "poison" });
+    // dead messages do not count toward depth
+    await store.enqueue([message("after-dead")]);
+    await rejectsWith(store.enqueue([message("full-again")]), "queue_full");
+  });
+
+  it("a future next_run_at keeps the message invisible until it is reached", {}, async (store, clock) => {
+    await store.enqueue([message("scheduled", { nextRunAtMs: clock.now() + 10 * SECOND })]);
+    assert.is((await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: SECOND })).length, 0);
+    clock.advance(10 * SECOND);
+    assert.equal((await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: SECOND })).map((m) => m.id), ["scheduled"]);
+  });
+
+  it("expired lease returns to queued and is redelivered with attempt 2 and a new lease", {}, async (store, clock) => {
+    await store.enqueue([message("slow")]);
+    const [first] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: 30 * SECOND });
+    clock.advance(29 * SECOND);
+    assert.is((await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: SECOND })).length, 0);
+    clock.advance(SECOND);
+    assert.is(await stateOf(store, "slow"), "queued");
+    const [second] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: 30 * SECOND });
+    assert.is(second.id, "slow");
+    assert.is(second.attempt, 2);
+    assert.is.not(second.leaseId, first.leaseId);
+    const late = await store.ack([first.leaseId]);
+    assert.equal(late, { settled: [], conflicts: [{ leaseId: first.leaseId, reason: "lease_not_found" }] });
+    assert.is(await stateOf(store, "slow"), "leased");
+  });
+
+  it("ack of an expired lease is a conflict and returns the message to queued", {}, async (store, clock) => {
+    await store.enqueue([message("expired")]);
+    const [lease] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: 5 * SECOND });
+    clock.advance(5 * SECOND);
+    const outcome = await store.ack([lease.leaseId]);
+    assert.equal(outcome, { settled: [], conflicts: [{ leaseId: lease.leaseId, reason: "lease_expired" }] });
+    assert.is(await stateOf(store, "expired"), "queued");
+  });
+
+  it("batch ack applies the valid half and reports the rest", {}, async (store) => {
+    await store.enqueue([message("m1"), message("m2"), message("untouched")]);
+    const leased = await store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: MINUTE });
+    const outcome = await store.ack([leased[0].leaseId, "lease_0000000000000000", leased[1].leaseId, leased[0].leaseId]);
+    assert.equal(outcome.settled, [leased[0].leaseId, leased[1].leaseId]);
+    assert.equal(outcome.conflicts, [{ leaseId: "lease_0000000000000000", reason: "lease_not_found" }]);
+    assert.equal(await store.getMessages(["m1", "m2"]), []);
+    assert.is(await stateOf(store, "untouched"), "queued");
+  });
+
+  it("a repeated ack within two minutes succeeds, ack after nack and nack after ack conflict", {}, async (store, clock) => {
+    await store.enqueue([message("acked"), message("nacked")]);
+    const [a, n] = await store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: MINUTE });
+    await store.ack([a.leaseId]);
+    await store.nack([n.leaseId], { dead: true, reason: "bad" });
+    clock.advance(119 * SECOND);
+    assert.equal(await store.ack([a.leaseId]), { settled: [a.leaseId], conflicts: [] });
+    assert.equal(await store.nack([n.leaseId], { dead: true }), { settled: [n.leaseId], conflicts: [] });
+    assert.equal((await store.nack([a.leaseId], { delayMs: 0 })).conflicts, [{ leaseId: a.leaseId, reason: "lease_not_found" }]);
+    assert.equal((await store.ack([n.leaseId])).conflicts, [{ leaseId: n.leaseId, reason: "lease_not_found" }]);
+    assert.is(await stateOf(store, "nacked"), "dead");
+    clock.advance(2 * SECOND);
+    assert.equal((await store.ack([a.leaseId])).conflicts, [{ leaseId: a.leaseId, reason: "lease_not_found" }]);
+  });
+
+  it("nack delay hides the item until it elapses", {}, async (store, clock) => {
+    await store.enqueue([message("retry-me")]);
+    const [lease] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE });
+    assert.equal(await store.nack([lease.leaseId], { delayMs: 10 * SECOND }), { settled: [lease.leaseId], conflicts: [] });
+    assert.is(await stateOf(store, "retry-me"), "queued");
+    clock.advance(9999);
+    assert.is((await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE })).length, 0);
+    clock.advance(1);
+    const [again] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE });
+    assert.is(again.id, "retry-me");
+    assert.is(again.attempt, 2);
+  });
+
+  it("nack dead moves the message to the DLQ with its reason", {}, async (store) => {
+    await store.enqueue([message("a-poison"), message("b-no-reason")]);
+    const leased = await store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: MINUTE });
+    await store.nack([leased[0].leaseId], { dead: true, reason: "schema mismatch" });
+    await store.nack([leased[1].leaseId], { dead: true });
+    const dead = await store.listMessages({ state: "dead", limit: 10 });
+    const byId = Object.fromEntries(dead.map((v) => [v.id, v]));
+    assert.is(byId["a-poison"].deadReason, "schema mismatch");
+    assert.is(byId["a-poison"].attempt, 1);
+    assert.is(byId["b-no-reason"].deadReason, null);
+    assert.is((await store.dequeue({ route: "/orders", batch: 5, leaseTtlMs: MINUTE })).length, 0);
+  });
+
+  it("extend keeps the lease past its first ttl, never shortens it, and refuses expired leases", {}, async (store, clock) => {
+    await store.enqueue([message("long-job"), message("lost-job")]);
+    const [lease, lost] = await store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: 10 * SECOND });
+    clock.advance(8 * SECOND);
+    assert.equal(await store.extend([lease.leaseId], 30 * SECOND), { settled: [lease.leaseId], conflicts: [] });
+    assert.equal(await store.extend([lease.leaseId], SECOND), { settled: [lease.leaseId], conflicts: [] });
+    clock.advance(20 * SECOND);
+    assert.is((await store.dequeue({ route: "/orders", batch: 5, leaseTtlMs: MINUTE })).map((m) => m.id).includes("long-job"), false);
+    const [view] = await store.getMessages(["long-job"]);
+    assert.is(view.leaseUntilMs, clock.now() - 28 * SECOND + 38 * SECOND);
+    assert.equal((await store.extend([lost.leaseId], MINUTE)).conflicts, [{ leaseId: lost.leaseId, reason: "lease_not_found" }]);
+    assert.equal(await store.ack([lease.leaseId]), { settled: [lease.leaseId], conflicts: [] });
+  });
+
+  it("a lease used on another route is not found and stays leased", {}, async (store) => {
+    await store.enqueue([message("scoped")]);
+    const [lease] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE });
+    assert.equal(await store.ack([lease.leaseId], { route: "/other" }), { settled: [], conflicts: [{ leaseId: lease.leaseId, reason: "lease_not_found" }] });
+    assert.is(await stateOf(store, "scoped"), "leased");
+    assert.equal((await store.ack([lease.leaseId], { route: "/orders" })).settled, [lease.leaseId]);
+  });
+
+  it("with delivered_retention off ack deletes the message", {}, async (store) => {
+    await store.enqueue([message("gone")]);
+    const [lease] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE });
+    await store.ack([lease.leaseId]);
+    assert.equal(await store.getMessages(["gone"]), []);
+    assert.is((await store.queueStats()).byState.delivered, 0);
+  });
+
+  it("with delivered_retention on ack keeps the message as delivered until it ages out", { deliveredRetentionMs: 60 * MINUTE }, async (store, clock) => {
+    await store.enqueue([message("kept"), message("still-queued")]);
+    const [lease] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE });
+    await store.ack([lease.leaseId]);
+    assert.is(await stateOf(store, "kept"), "delivered");
+    assert.is((await store.queueStats()).byState.delivered, 1);
+    clock.advance(59 * MINUTE);
+    assert.is((await store.prune()).delivered, 0);
+    clock.advance(2 * MINUTE);
+    assert.is((await store.prune()).delivered, 1);
+    assert.equal(await store.getMessages(["kept"]), []);
+    assert.is(await stateOf(store, "still-queued"), "queued");
+  });
+
+  it("requeue resets attempt and resume keeps it", {}, async (store) => {
+    await store.enqueue([message("a-dead"), message("b-canceled")]);
+    const leased = await store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: MINUTE });
+    await store.nack([leased[0].leaseId], { dead: true, reason: "x" });
+    await store.nack([leased[1].leaseId], { delayMs: 0 });
+    const [again] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE });
+    assert.is(again.attempt, 2);
+    assert.is(await store.changeByIds("cancel", ["b-canceled"]), 1);
+    assert.is(await store.changeByIds("requeue", ["a-dead"]), 1);
+    assert.is(await store.changeByIds("resume", ["b-canceled"]), 1);
+    const views = Object.fromEntries((await store.getMessages(["a-dead", "b-canceled"])).map((v) => [v.id, v]));
+    assert.is(views["a-dead"].state, "queued");
+    assert.is(views["a-dead"].attempt, 0);
+    assert.is(views["a-dead"].deadReason, null);
+    assert.is(views["b-canceled"].state, "queued");
+    assert.is(views["b-canceled"].attempt, 2);
+    const redelivered = await store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: MINUTE });
+    assert.equal(Object.fromEntries(redelivered.map((m) => [m.id, m.attempt])), { "a-dead": 1, "b-canceled": 3 });
+  });
+
+  it("lifecycle by ids follows the state rules and ignores unknown ids", {}, async (store) => {
+    await store.enqueue([message("a-leased"), message("b-dead"), message("c-queued")]);
+    const [leased, toKill] = await store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: MINUTE });
+    assert.equal([leased.id, toKill.id], ["a-leased", "b-dead"]);
+    await store.nack([toKill.leaseId], { dead: true });
+    assert.is(await store.changeByIds("cancel", []), 0);
+    assert.is(await store.changeByIds("resume", ["a-leased", "b-dead", "c-queued", "nope"]), 0);
+    assert.is(await store.changeByIds("requeue", ["a-leased", "c-queued"]), 0);
+    assert.is(await store.changeByIds("dlq_requeue", ["a-leased", "c-queued"]), 0);
+    assert.is(await store.changeByIds("cancel", ["a-leased", "b-dead", "c-queued", "nope"]), 3);
+    assert.equal((await store.ack([leased.leaseId])).conflicts, [{ leaseId: leased.leaseId, reason: "lease_not_found" }]);
+    assert.is(await store.changeByIds("dlq_requeue", ["b-dead"]), 0);
+    assert.equal((await store.queueStats()).byState, { queued: 0, leased: 0, delivered: 0, dead: 0, canceled: 3 });
+  });
+
+  it("DLQ requeue and delete act on dead messages only", {}, async (store) => {
+    await store.enqueue([message("dead-a"), message("dead-b"), message("x-alive")]);
+    const leased = await store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: MINUTE });
+    await store.nack(leased.map((m) => m.leaseId), { dead: true, reason: "r" });
+    assert.is(await store.deleteDead(["dead-a", "x-alive", "missing"]), 1);
+    assert.is(await store.changeByIds("dlq_requeue", ["dead-b", "x-alive"]), 1);
+    assert.equal(await store.getMessages(["dead-a"]), []);
+    assert.is(await stateOf(store, "dead-b"), "queued");
+    assert.is(await stateOf(store, "x-alive"), "queued");
+  });
+
+  it("filter mutations honour route, target, state, before, limit and preview", {}, async (store, clock) => {
+    const now = clock.now();
+    await store.enqueue([
+      message("old-1", { receivedAtMs: now - 3000 }),
+      message("old-2", { receivedAtMs: now - 2000 }),
+      message("new-1", { receivedAtMs: now - 10 }),
+      message("other-target", { target: "https://x.example/", receivedAtMs: now - 5000 }),
+      message("other-route", { route: "/other", receivedAtMs: now - 5000 }),
+    ]);
+    const preview = await store.changeByFilter("cancel", { route: "/orders", target: "pull", beforeMs: now - 1000, limit: 100, previewOnly: true });
+    assert.equal(preview, { matched: 2, changed: 0 });
+    assert.is((await store.queueStats()).byState.canceled, 0);
+    const limited = await store.changeByFilter("cancel", { route: ["/orders"], target: "pull", limit: 1 });
+    assert.equal(limited, { matched: 1, changed: 1 });
+    assert.is(await stateOf(store, "old-1"), "canceled");
+    assert.is(await stateOf(store, "old-2"), "queued");
+    await rejectsWith(store.changeByFilter("resume", { state: "queued", limit: 10 }), "invalid_argument");
+    const resumed = await store.changeByFilter("resume", { route: "/orders", state: "canceled", limit: 10 });
+    assert.equal(resumed, { matched: 1, changed: 1 });
+    const all = await store.changeByFilter("cancel", { route: ["/orders", "/other"], limit: 1000 });
+    assert.equal(all, { matched: 5, changed: 5 });
+    assert.equal(await store.changeByFilter("requeue", { route: "/other", limit: 10 }), { matched: 1, changed: 1 });
+    assert.is(await stateOf(store, "other-target"), "canceled");
+  });
+
+  it("list messages filters and orders newest first", {}, async (store, clock) => {
+    const now = clock.now();
+    await store.enqueue([
+      message("a", { receivedAtMs: now - 300 }),
+      message("b", { receivedAtMs: now - 200 }),
+      message("c", { receivedAtMs: now - 200 }),
+      message("d", { receivedAtMs: now - 100, target: "https://t.example/" }),
+      message("e", { route: "/other", receivedAtMs: now - 50 }),
+    ]);
+    assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id), ["e", "d", "c", "b", "a"]);
+    assert.equal((await store.listMessages({ route: "/orders", limit: 10 })).map((v) => v.id), ["d", "c", "b", "a"]);
+    assert.equal((await store.listMessages({ route: ["/orders", "/other"], target: "pull", limit: 10 })).map((v) => v.id), ["e", "c", "b", "a"]);
+    assert.equal((await store.listMessages({ beforeMs: now - 200, limit: 10 })).map((v) => v.id), ["a"]);
+    assert.equal((await store.listMessages({ limit: 2 })).map((v) => v.id), ["e", "d"]);
+    await store.dequeue({ route: "/other", batch: 1, leaseTtlMs: MINUTE });
+    assert.equal((await store.listMessages({ state: "leased", limit: 10 })).map((v) => v.id), ["e"]);
+    const [plain] = await store.listMessages({ limit: 1 });
+    assert.is(plain.payload, undefined);
+    assert.is(plain.headers, undefined);
+    await rejectsWith(store.listMessages({ limit: 1001 }), "invalid_argument");
+  });
+
+  it("attempts are recorded and listed with filters, newest first", {}, async (store, clock) => {
+    await store.recordAttempts([{ messageId: "evt_1", route: "/orders", target: "https://a/", attempt: 1, statusCode: 503, error: "bad gateway", outcome: "retry" }]);
+    clock.advance(SECOND);
+    const cutoff = clock.now();
+    await store.recordAttempts([
+      { messageId: "evt_1", route: "/orders", target: "https://a/", attempt: 2, statusCode: 200, outcome: "acked" },
+      { messageId: "evt_2", route: "/other", target: "https://b/", attempt: 1, statusCode: 400, outcome: "dead", deadReason: "no_retry" },
+    ]);
+    const all = await store.listAttempts({ limit: 10 });
+    assert.is(all.length, 3);
+    assert.is(all[2].attempt, 1);
+    assert.is(all[2].error, "bad gateway");
+    assert.is(all[2].createdAtMs, cutoff - SECOND);
+    assert.equal((await store.listAttempts({ messageId: "evt_1", limit: 10 })).map((a) => a.attempt), [2, 1]);
+    assert.equal((await store.listAttempts({ outcome: "dead", limit: 10 })).map((a) => [a.messageId, a.deadReason, a.statusCode]), [["evt_2", "no_retry", 400]]);
+    assert.equal((await store.listAttempts({ route: "/orders", target: "https://a/", beforeMs: cutoff, limit: 10 })).map((a) => a.outcome), ["retry"]);
+    assert.equal((await store.listAttempts({ route: ["/other"], limit: 10 })).map((a) => a.messageId), ["evt_2"]);
+    assert.is((await store.listAttempts({ limit: 1 })).length, 1);
+    assert.match(all[0].id, /.+/);
+  });
+
+  it("queue stats report counts by state, oldest queued age, ready lag and top buckets", {}, async (store, clock) => {
+    const now = clock.now();
+    await store.enqueue([
+      message("oldest", { receivedAtMs: now - 90 * SECOND, nextRunAtMs: now - 30 * SECOND }),
+      message("q2", { receivedAtMs: now - 10 * SECOND }),
+      message("t1", { target: "https://t/", receivedAtMs: now - 5 * SECOND }),
+      message("to-lease", { route: "/leased", receivedAtMs: now - SECOND }),
+      message("to-kill", { route: "/dead", receivedAtMs: now - SECOND }),
+    ]);
+    await store.dequeue({ route: "/leased", batch: 1, leaseTtlMs: MINUTE });
+    const [kill] = await store.dequeue({ route: "/dead", batch: 1, leaseTtlMs: MINUTE });
+    await store.nack([kill.leaseId], { dead: true });
+    const stats = await store.queueStats();
+    assert.equal(stats.byState, { queued: 3, leased: 1, delivered: 0, dead: 1, canceled: 0 });
+    assert.is(stats.total, 5);
+    assert.is(stats.oldestQueuedReceivedAtMs, now - 90 * SECOND);
+    assert.is(stats.oldestQueuedAgeMs, 90 * SECOND);
+    assert.is(stats.readyLagMs, 30 * SECOND);
+    assert.equal(stats.topQueued.map((b) => [b.route, b.target, b.queued]), [["/orders", "pull", 2], ["/orders", "https://t/", 1]]);
+  });
+
+  it("backlog top_queued and oldest_queued report buckets and oldest items", {}, async (store, clock) => {
+    const now = clock.now();
+    await store.enqueue([
+      message("o1", { receivedAtMs: now - 50 * SECOND }),
+      message("o2", { receivedAtMs: now - 40 * SECOND }),
+      message("o3", { receivedAtMs: now - 30 * SECOND }),
+      message("x1", { route: "/other", receivedAtMs: now - 60 * SECOND }),
+    ]);
+    const top = await store.topQueued({}, 1);
+    assert.is(top.queuedTotal, 4);
+    assert.is(top.truncated, true);
+    assert.equal(top.items.map((b) => [b.route, b.queued, b.oldestQueuedReceivedAtMs]), [["/orders", 3, now - 50 * SECOND]]);
+    assert.is(top.oldestQueuedReceivedAtMs, now - 60 * SECOND);
+    const oldest = await store.oldestQueued({ route: "/orders" }, 2);
+    assert.equal(oldest.items.map((i) => i.id), ["o1", "o2"]);
+    assert.is(oldest.queuedTotal, 3);
+    assert.is(oldest.truncated, true);
+    assert.is(oldest.returned, 2);
+  });
+
+  it("aging summary computes age windows and p50/p90/p99 per bucket", {}, async (store, clock) => {
+    const now = clock.now();
+    const items = Array.from({ length: 10 }, (_, i) => message(`age-${i}`, { receivedAtMs: now - (i + 1) * MINUTE }));
+    await store.enqueue([...items, message("dead-old", { route: "/dlq", receivedAtMs: now - 2 * 60 * MINUTE })]);
+    const [lease] = await store.dequeue({ route: "/dlq", batch: 1, leaseTtlMs: MINUTE });
+    await store.nack([lease.leaseId], { dead: true });
+    const summary = await store.agingSummary({}, ["queued", "leased", "dead"], 100);
+    assert.is(summary.scanned, 11);
+    assert.is(summary.bucketCount, 2);
+    const orders = summary.items.find((b) => b.route === "/orders")!;
+    assert.equal(orders.stateCounts, { queued: 10, leased: 0, dead: 0 });
+    assert.equal(orders.agePercentilesSeconds, { p50: 300, p90: 540, p99: 600 });
+    assert.equal(orders.ageWindows, { le_5m: 5, gt_5m_le_15m: 5, gt_15m_le_1h: 0, gt_1h_le_6h: 0, gt_6h: 0 });
+    assert.is(orders.oldestQueuedReceivedAtMs, now - 10 * MINUTE);
+    assert.is(orders.readyOverdueCount, 10);
+    const deadOnly = await store.agingSummary({ route: "/dlq" }, ["dead"], 100);
+    assert.equal(deadOnly.ageWindows.gt_1h_le_6h, 1);
+    assert.equal(deadOnly.items[0].stateCounts, { queued: 0, leased: 0, dead: 1 });
+  });
+
+  it("trend samples roll up by window and step", {}, async (store, clock) => {
+    const start = clock.now();
+    await store.captureTrendSample();
+    await store.enqueue([message("t1"), message("t2"), message("t3", { route: "/other" })]);
+    clock.advance(MINUTE);
+    await store.captureTrendSample();
+    await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: 60 * MINUTE });
+    clock.advance(MINUTE);
+    await store.captureTrendSample();
+    clock.advance(MINUTE);
+    const report = await store.trends({ windowMs: 10 * MINUTE, stepMs: 2 * MINUTE, untilMs: clock.now() });
+    assert.is(report.pointCount, 5);
+    assert.is(report.sampleCount, 3);
+    assert.is(report.latestCapturedAtMs, start + 2 * MINUTE);
+    assert.is(report.latestTotal, 3);
+    assert.is(report.maxTotal, 3);
+    const nonEmpty = report.items.filter((p) => p.sampleCount > 0);
+    assert.is(report.nonEmptyPointCount, nonEmpty.length);
+    const last = report.items[report.items.length - 1];
+    assert.is(last.queuedLast + last.leasedLast, 3);
+    const scoped = await store.trends({ route: "/orders", windowMs: 10 * MINUTE, stepMs: MINUTE, untilMs: clock.now() });
+    assert.is(scoped.sampleCount, 3);
+    assert.equal(scoped.items.filter((p) => p.sampleCount > 0).map((p) => [p.queuedLast, p.leasedLast]), [[0, 0], [2, 0], [1, 1]]);
+  });
+
+  it("retention prunes old queued, dead beyond age and depth, and attempts by age and rows", {
+    queueRetentionMs: 60 * MINUTE, dlqRetentionMs: 30 * MINUTE, dlqMaxDepth: 2, attemptsRetentionMs: 30 * MINUTE, attemptsMaxRows: 2,
+  }, async (store, clock) => {
+    const now = clock.now();
+    await store.enqueue([message("stale", { receivedAtMs: now - 61 * MINUTE }), message("fresh", { receivedAtMs: now - 50 * MINUTE })]);
+    await store.enqueue(["d1", "d2", "d3", "d4"].map((id) => message(id, { route: "/dlq" })));
+    for (let i = 0; i < 4; i++) {
+      const [lease] = await store.dequeue({ route: "/dlq", batch: 1, leaseTtlMs: MINUTE });
+      await store.nack([lease.leaseId], { dead: true });
+      await store.recordAttempts([{ messageId: lease.id, route: "/dlq", target: "pull", attempt: 1, outcome: "dead" }]);
+      clock.advance(MINUTE);
+    }
+    const report = await store.prune();
+    assert.is(report.queued, 1);
+    assert.is(report.dead, 2);
+    assert.is(report.attempts, 2);
+    assert.equal((await store.getMessages(["stale", "fresh"])).map((v) => v.id), ["fresh"]);
+    assert.equal((await store.listMessages({ state: "dead", limit: 10 })).map((v) => v.id).sort(), ["d3", "d4"]);
+    clock.advance(30 * MINUTE);
+    const later = await store.prune();
+    assert.is(later.dead, 2);
+    assert.is(later.attempts, 2);
+    assert.equal(await store.listAttempts({ limit: 10 }), []);
+  });
+
+  it("a long-poll dequeue wakes on enqueue", {}, async (store) => {
+    const polling = store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE, maxWaitMs: 30 * SECOND });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await store.enqueue([message("wake-up")]);
+    assert.equal((await polling).map((m) => m.id), ["wake-up"]);
+  });
+
+  it("a long-poll dequeue wakes on requeue and when a nack delay elapses", {}, async (store, clock) => {
+    await store.enqueue([message("a-dlq-item"), message("b-delayed")]);
+    const leased = await store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: MINUTE });
+    await store.nack([leased[0].leaseId], { dead: true });
+    await store.nack([leased[1].leaseId], { delayMs: 5 * SECOND });
+    const onRequeue = store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE, maxWaitMs: 60 * SECOND });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await store.changeByIds("dlq_requeue", [leased[0].id]);
+    assert.equal((await onRequeue).map((m) => m.id), [leased[0].id]);
+    let signalled = 0;
+    const unsubscribe = store.onReady(() => signalled++);
+    const onDelay = store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE, maxWaitMs: 60 * SECOND });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    clock.advance(5 * SECOND);
+    assert.equal((await onDelay).map((m) => m.id), ["b-delayed"]);
+    assert.ok(signalled >= 1);
+    unsubscribe();
+  });
+
+  it("an aborted long poll returns nothing and leases nothing", {}, async (store, clock) => {
+    const controller = new AbortController();
+    const polling = store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE, maxWaitMs: 60 * SECOND }, controller.signal);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    controller.abort();
+    assert.equal(await polling, []);
+    const timed = store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE, maxWaitMs: 2 * SECOND });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    clock.advance(2 * SECOND);
+    assert.equal(await timed, []);
+    await store.enqueue([message("later")]);
+    assert.is(await stateOf(store, "later"), "queued");
+  });
+
+  it("onReady listeners hear enqueues for their route", {}, async (store) => {
+    const heard: (string | undefined)[] = [];
+    const unsubscribe = store.onReady((route) => heard.push(route));
+    await store.enqueue([message("n1"), message("n2", { route: "/other" })]);
+    unsubscribe();
+    await store.enqueue([message("n3")]);
+    assert.ok(heard.includes("/orders"));
+    assert.ok(heard.includes("/other"));
+    const count = heard.length;
+    await store.enqueue([message("n4")]);
+    assert.is(heard.length, count);
+  });
+
+  return contract;
+}
