@@ -6,6 +6,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { formatText } from "../../compiler/index.js";
 import { commentTexts, parseSpoolfile, printTree } from "../../grammar/index.js";
 import { canonicalLayoutViolations } from "../helpers/canonical-layout.js";
 import {
@@ -37,6 +38,7 @@ for (const testCase of fmtCorpus) {
     if (updateGolden) writeFileSync(join(repoRoot, testCase.expectedFile), output);
     const expected = readRepoText(testCase.expectedFile);
     assert.fixture(output, expected);
+    assert.equal(formatText(input.text!, testCase.inputFile), { ok: true, text: expected }, "config fmt's entry point agrees");
 
     // The expected file itself must follow DECISIONS' layout rules, whoever wrote it.
     assert.equal(canonicalLayoutViolations(expected), [], `${testCase.expectedFile} is not canonical`);
@@ -85,6 +87,10 @@ for (const testCase of errorCorpus) {
     assert.ok(result.diagnostics.length > 0, "a syntax-error case must report at least one error");
     assert.ok(result.diagnostics.every((d) => d.severity === "error"));
     assert.fixture(rendered, readRepoText(testCase.expectedFile));
+    if (result.text !== null) {
+      const formatted = formatText(result.text, testCase.inputFile);
+      assert.is(formatted.ok, false, "a file that does not parse is not formatted");
+    }
   });
 }
 

@@ -2,11 +2,10 @@
 // and syntax-error cases (input + rendered diagnostics). Shared by the golden and property tests.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { decodeSpoolfileBytes, parseSpoolfile, renderDiagnostic, sortDiagnostics, type Diagnostic, type ParseResult } from "../../grammar/index.js";
+import { repoRoot } from "./repo.js";
 
-/** The repository root: compiled helpers live in dist/test/helpers/. */
-export const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+export { repoRoot };
 
 export const fmtDir = "fixtures/config/fmt";
 export const syntaxErrorDir = "fixtures/config/syntax-errors";
