@@ -36,3 +36,5 @@ export function loadSpoolfile(path: string, options: CompileOptions = {}): Compi
   if ("diagnostic" in decoded) return { config: null, text: null, diagnostics: [decoded.diagnostic] };
   return { ...compileSpoolfile(decoded.text, path, options), text: decoded.text };
 }
+// The runtime reads diagnostics through the compiler, never from grammar/ directly.
+export { renderDiagnostic, hasErrors, type Diagnostic } from "../grammar/index.js";

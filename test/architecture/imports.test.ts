@@ -1,0 +1,37 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { repoPath } from "../helpers/repo.js";
+
+// The layers import one way: cli → runtime → compiler → grammar (ARCHITECTURE.md, rule 5).
+// The runtime reaches the grammar only through compiler/index.ts re-exports.
+const forbidden: Record<string, string[]> = {
+  grammar: ["compiler", "runtime", "cli"],
+  compiler: ["runtime", "cli"],
+  runtime: ["cli", "grammar"],
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+const layers = suite("architecture");
+
+for (const [layer, notAllowed] of Object.entries(forbidden)) {
+  layers(`${layer}/ imports none of ${notAllowed.join(", ")}`, () => {
+    const violations: string[] = [];
+    for (const file of sourceFiles(repoPath(layer))) {
+      for (const m of readFileSync(file, "utf8").matchAll(/from\s+"(\.[^"]+)"/g)) {
+        const target = relative(repoPath(), join(file, "..", m[1])).split("/")[0];
+        if (notAllowed.includes(target)) violations.push(`${relative(repoPath(), file)} imports ${m[1]}`);
+      }
+    }
+    assert.equal(violations, []);
+  });
+}
+
+layers.run();
