@@ -24,23 +24,10 @@ export interface AdminDeps {
    * change is live when its response is sent) or with the reason it was refused.
    */
   applyConfigText(text: string): Promise<ApplyConfigOutcome>;
-  /** The compiler's edit API (compiler/index.ts); management PUT/DELETE use nothing else to touch the file. */
-  configEditor: ConfigEditor;
   /** Failures that are not API errors (answered 500 internal_error): for the runtime log. */
   onUnexpectedError?(error: unknown): void;
   /** Largest admin request body; default 64 MiB (a publish batch of 1000 items). */
   maxBodyBytes?: number;
-}
-
-/** The signatures of compiler/index.ts `setRouteLabels` and `writeFileAtomically`. */
-export interface ConfigEditor {
-  setRouteLabels(
-    text: string,
-    file: string,
-    routePath: string,
-    labels: { application: string; endpointName: string } | null,
-  ): { text: string } | { diagnostics: readonly { message: string }[] };
-  writeFileAtomically(path: string, text: string): Promise<void>;
 }
 
 export const DEFAULT_ADMIN_MAX_BODY_BYTES = 64 * 1024 * 1024;

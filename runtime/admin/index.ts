@@ -15,7 +15,7 @@ import type { AdminRequest } from "./request.js";
 import { matchRoute, type Method } from "./routes.js";
 import { storeErrorToApi } from "./store-errors.js";
 
-export type { AdminDeps, ApplyConfigOutcome, ConfigEditor } from "./deps.js";
+export type { AdminDeps, ApplyConfigOutcome } from "./deps.js";
 export type { AuditRecord } from "./audit-record.js";
 export { computeTrendSignals, deadByReasonFromMetrics, healthTrendSignals } from "./diagnostics.js";
 export { analyzeTrendSignals, trendSignalsJson } from "./trend-signals.js";

@@ -3,6 +3,7 @@
 // "Config language": only the changed statements are touched, atomic write, restore on a failed
 // reload; clarifications 44-45: the change is live when the response returns).
 import { readFile } from "node:fs/promises";
+import { setRouteLabels, writeFileAtomically } from "../../compiler/index.js";
 import { routeTargets, type Route } from "../../compiler/ir.js";
 import { apiError } from "../errors.js";
 import { parseStrictJson } from "../http/json.js";
@@ -126,7 +127,6 @@ interface LabelEdit {
  * and the old config serving.
  */
 async function rewriteLabels(deps: AdminDeps, edits: readonly LabelEdit[]): Promise<void> {
-  const editor = deps.configEditor;
   const previousBytes = await readFile(deps.configPath).catch(() => {
     throw apiError("management_apply_failed", `cannot read the config file ${deps.configPath}`);
   });
@@ -136,13 +136,13 @@ async function rewriteLabels(deps: AdminDeps, edits: readonly LabelEdit[]): Prom
   }
   let text = previousText;
   for (const edit of edits) {
-    const outcome = editor.setRouteLabels(text, deps.configPath, edit.routePath, edit.labels);
-    if ("diagnostics" in outcome) {
+    const outcome = setRouteLabels(text, deps.configPath, edit.routePath, edit.labels);
+    if (!outcome.ok) {
       throw apiError("management_apply_failed", `cannot edit route ${edit.routePath}: ${outcome.diagnostics.map((d) => d.message).join("; ")}`);
     }
     text = outcome.text;
   }
-  await editor.writeFileAtomically(deps.configPath, text);
+  await writeFileAtomically(deps.configPath, text);
   let detail: string | undefined;
   try {
     const outcome = await deps.applyConfigText(text);
@@ -151,7 +151,7 @@ async function rewriteLabels(deps: AdminDeps, edits: readonly LabelEdit[]): Prom
     detail = "the reload failed";
   }
   if (detail !== undefined) {
-    await editor.writeFileAtomically(deps.configPath, previousText);
+    await writeFileAtomically(deps.configPath, previousBytes);
     throw apiError("management_apply_failed", `the rewritten config was not applied and the file was restored: ${detail}`);
   }
 }

@@ -3,7 +3,7 @@
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import type { SpoolConfig } from "../../compiler/ir.js";
-import { createAdminApi, type AuditRecord, type ConfigEditor, type ApplyConfigOutcome } from "../../runtime/admin/index.js";
+import { createAdminApi, type AuditRecord, type ApplyConfigOutcome } from "../../runtime/admin/index.js";
 import { TestClock } from "../../runtime/clock.js";
 import { apiError } from "../../runtime/errors.js";
 import { sendError } from "../../runtime/http/respond.js";
@@ -19,7 +19,6 @@ export interface HarnessOptions {
   backend?: Backend;
   maxDepth?: number;
   configPath?: string;
-  configEditor?: ConfigEditor;
   /** Default: accept the text and keep serving `config` (tests that rewrite pass a compiling one). */
   applyConfigText?: (text: string, harness: Harness) => Promise<ApplyConfigOutcome>;
 }
@@ -55,13 +54,6 @@ export interface Harness {
 const dir = makeTempDir("admin");
 process.on("exit", () => dir.cleanup());
 let counter = 0;
-
-const noFileEditor: ConfigEditor = {
-  setRouteLabels: () => ({ diagnostics: [{ message: "this harness has no Spoolfile" }] }),
-  writeFileAtomically: async () => {
-    throw new Error("this harness has no Spoolfile");
-  },
-};
 
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const clock = new TestClock();
@@ -117,7 +109,6 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     audit: (record) => audits.push(record),
     metrics,
     configPath: options.configPath ?? join(dir.path, "absent-Spoolfile"),
-    configEditor: options.configEditor ?? noFileEditor,
     applyConfigText: (text) => (options.applyConfigText ? options.applyConfigText(text, harness) : Promise.resolve({ ok: true })),
     onUnexpectedError: (error) => unexpected.push(error),
   });
