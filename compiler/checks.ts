@@ -30,7 +30,9 @@ export function pathCovers(prefix: string, path: string): boolean {
 function checkRoutes(cx: CompileContext, routes: readonly CompiledRoute[]): void {
   const byPath = new Map<string, CompiledRoute>();
   const byEndpoint = new Map<string, CompiledRoute>();
-  for (const [index, current] of routes.entries()) {
+  // Earlier inbound routes without match criteria, by path: each one takes all traffic under it.
+  const catchAll = new Map<string, CompiledRoute>();
+  for (const current of routes) {
     const { route, pathArg } = current;
     const first = byPath.get(route.path);
     if (first) {
@@ -40,10 +42,11 @@ function checkRoutes(cx: CompileContext, routes: readonly CompiledRoute[]): void
     byPath.set(route.path, current);
     // Only inbound routes take traffic, so only they can shadow each other.
     if (route.channel === "inbound") {
-      const shadow = routes.slice(0, index).find((earlier) => earlier.route.channel === "inbound" && earlier.route.match === null && earlier.route.path !== route.path && pathCovers(earlier.route.path, route.path));
+      const shadow = ancestorPaths(route.path).map((p) => catchAll.get(p)).find((r) => r !== undefined);
       if (shadow) {
         cx.error(pathArg.span, `route ${route.path} is shadowed by ${shadow.route.path} (at ${formatSpan(shadow.pathArg.span)}), which comes first and has no match criteria; move ${route.path} above it or give ${shadow.route.path} a match`);
       }
+      if (route.match === null) catchAll.set(route.path, current);
     }
     if (route.application !== null && route.endpointName !== null) {
       const key = `${route.application}\u0000${route.endpointName}`;
@@ -53,6 +56,14 @@ function checkRoutes(cx: CompileContext, routes: readonly CompiledRoute[]): void
       } else byEndpoint.set(key, current);
     }
   }
+}
+
+/** `/a/b/c` → ["/", "/a", "/a/b"]: the paths whose routes would cover it. */
+function ancestorPaths(path: string): string[] {
+  const out = ["/"];
+  const segments = path.split("/").filter(Boolean);
+  for (let i = 1; i < segments.length; i++) out.push("/" + segments.slice(0, i).join("/"));
+  return path === "/" ? [] : out;
 }
 
 function checkPull(cx: CompileContext, input: CheckInput): void {

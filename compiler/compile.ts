@@ -1,4 +1,5 @@
 import { directivesOf, formatSpan, sortDiagnostics, hasErrors, type Diagnostic, type Directive, type SpoolfileTree } from "../grammar/index.js";
+import { closestName } from "./block-reader.js";
 import { CompileContext, nameOf, spanOf, type CompileOptions } from "./context.js";
 import { compileAdminApi, compileIngress, compilePullApi } from "./blocks/apis.js";
 import { compileDefaults } from "./blocks/defaults.js";
@@ -61,7 +62,8 @@ export function compileTree(tree: SpoolfileTree, options: CompileOptions = {}): 
     } else if ((CHANNELS as readonly string[]).includes(name)) {
       collectChannel(cx, d, name as ChannelKind, routeStatements);
     } else {
-      cx.error(spanOf(d), `unknown top-level block "${name}"; expected a route (/path { … }), @matcher, inbound/outbound/internal, or one of: ${SINGLE_BLOCKS.join(", ")}`);
+      const suggestion = closestName(name, SINGLE_BLOCKS);
+      cx.error(spanOf(d), `unknown top-level block "${name}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; expected a route (/path { … }), @matcher, inbound/outbound/internal, or one of: ${SINGLE_BLOCKS.join(", ")}`);
     }
   }
 

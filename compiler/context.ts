@@ -65,8 +65,9 @@ export class CompileContext {
       if (dollarName !== undefined || envName !== undefined) {
         const name = (dollarName ?? envName)!;
         const value = this.env[name];
+        // As in Caddyfiles, `{$X:default}` falls back when X is unset or empty.
+        if (dollarDefault !== undefined && (value === undefined || value === "")) return dollarDefault;
         if (value !== undefined) return value;
-        if (dollarDefault !== undefined) return dollarDefault;
         this.warning(arg.span, `environment variable ${name} is not set; ${whole} is empty`);
         return "";
       }

@@ -41,10 +41,12 @@ function keyedRoute(route: Route): unknown {
 }
 
 function diffValues(a: unknown, b: unknown, path: string, out: ConfigChange[]): void {
-  if (isRecord(a) && isRecord(b) && !Array.isArray(a) && !Array.isArray(b)) {
+  if (isRecord(a) && isRecord(b) && Array.isArray(a) === Array.isArray(b)) {
     // A secret's resolved value is never printed.
     if (isSecretSource(a) && isSecretSource(b)) {
-      if (a.kind !== b.kind || a.ref !== b.ref) out.push({ kind: "changed", path: trim(path), before: `${a.kind}:${redactRef(a)}`, after: `${b.kind}:${redactRef(b)}` });
+      if (a.kind === "raw" && b.kind === "raw") {
+        if (a.ref !== b.ref) out.push({ kind: "changed", path: trim(path), before: "raw:(secret)", after: "raw:(secret changed)" });
+      } else if (a.kind !== b.kind || a.ref !== b.ref) out.push({ kind: "changed", path: trim(path), before: `${a.kind}:${redactRef(a)}`, after: `${b.kind}:${redactRef(b)}` });
       else if (a.value !== b.value) out.push({ kind: "changed", path: trim(path), before: "(secret)", after: "(secret changed)" });
       return;
     }
@@ -52,7 +54,7 @@ function diffValues(a: unknown, b: unknown, path: string, out: ConfigChange[]): 
     const right: Record<string, unknown> = b;
     const keys = new Set([...Object.keys(left), ...Object.keys(right)]);
     for (const key of keys) {
-      const sub = path === "" || path.endsWith(": ") ? `${path}${key}` : key.includes("/") || key.includes(":") ? `${path}[${key}]` : `${path}.${key}`;
+      const sub = path === "" || path.endsWith(": ") ? `${path}${key}` : Array.isArray(a) || key.includes("/") || key.includes(":") ? `${path}[${key}]` : `${path}.${key}`;
       if (!(key in left)) out.push({ kind: "added", path: sub, after: show(right[key]) });
       else if (!(key in right)) out.push({ kind: "removed", path: sub, before: show(left[key]) });
       else diffValues(left[key], right[key], sub, out);

@@ -43,16 +43,19 @@ export function decodeSpoolfileBytes(bytes: Uint8Array, file: string): { text: s
   try {
     return { text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes) };
   } catch {
-    let line = 1;
-    let col = 1;
     let i = 0;
     while (i < bytes.length) {
       const width = utf8SequenceLength(bytes, i);
       if (width === 0) break;
-      if (bytes[i] === 0x0a) { line++; col = 1; } else col++;
       i += width;
     }
-    return { diagnostic: errorAt({ file, line, col, offset: i, endOffset: i + 1 }, "invalid UTF-8 byte sequence") };
+    // Line, column and offset are counted on the decoded valid prefix exactly as the parser counts
+    // them (CRLF, CR or LF end a line; UTF-16 columns and offsets), so every diagnostic agrees.
+    const prefix = new TextDecoder("utf-8", { ignoreBOM: false }).decode(bytes.subarray(0, i));
+    const lines = prefix.split(/\r\n|\r|\n/);
+    const span = { file, line: lines.length, col: lines[lines.length - 1].length + 1, offset: prefix.length, endOffset: prefix.length + 1 };
+    const found = i < bytes.length ? `byte 0x${bytes[i].toString(16).toUpperCase().padStart(2, "0")}` : "the end of the file";
+    return { diagnostic: errorAt(span, `invalid UTF-8: expected UTF-8 text, found ${found}`) };
   }
 }
 
@@ -61,6 +64,10 @@ function utf8SequenceLength(bytes: Uint8Array, i: number): number {
   const width = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
   if (width === 0 || i + width > bytes.length) return 0;
   for (let k = 1; k < width; k++) if ((bytes[i + k] & 0xc0) !== 0x80) return 0;
+  // The second byte's range also excludes overlong forms, UTF-16 surrogates and code points past
+  // U+10FFFF; without this the scan walks past the byte the strict decoder rejected.
+  const second = bytes[i + 1];
+  if ((b === 0xe0 && second < 0xa0) || (b === 0xed && second > 0x9f) || (b === 0xf0 && second < 0x90) || (b === 0xf4 && second > 0x8f)) return 0;
   return width;
 }
 export { printTree, printHead } from "./print.js";

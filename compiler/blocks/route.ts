@@ -50,6 +50,7 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
   let pull: { path: string; tokens: SecretSource[] | null } | null = null;
   let pullDirective: Directive | null = null;
   const targets: DeliverTarget[] = [];
+  let deliverCount = 0;
   const forbidden: Directive[] = [];
 
   const publishDotted = (key: "direct" | "managed") => ({
@@ -147,6 +148,7 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
     deliver: {
       repeatable: true,
       handle: (x) => {
+        deliverCount++;
         const target = compileDeliver(cx, x, globals.defaults, globals.secrets);
         if (!target) return;
         if (targets.some((t) => t.target === target.target)) cx.error(spanOf(x), `deliver: target ${target.target} is listed twice on this route`);
@@ -172,12 +174,12 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
     for (const x of forbidden) cx.error(spanOf(x), `${x.name!.value} is not allowed on an ${channel} route (it receives no ingress traffic)`);
   }
   if (channel === "outbound" && pull) cx.error(spanOf(pullDirective!), "pull is not allowed on an outbound route: outbound routes deliver");
-  if (channel === "internal" && targets.length > 0) cx.error(pathArg.span, "deliver is not allowed on an internal route: internal routes are pulled");
-  if (pull && targets.length > 0) cx.error(spanOf(pullDirective!), "a route is either pulled or delivered: remove pull or deliver");
-  if (!pull && targets.length === 0 && d.block) {
+  if (channel === "internal" && deliverCount > 0) cx.error(pathArg.span, "deliver is not allowed on an internal route: internal routes are pulled");
+  if (pull && deliverCount > 0) cx.error(spanOf(pullDirective!), "a route is either pulled or delivered: remove pull or deliver");
+  if (!pull && deliverCount === 0 && d.block) {
     cx.error(pathArg.span, channel === "internal" ? "internal route needs pull { path … }" : `route ${path ?? pathArg.value} needs pull { path … } or at least one deliver target`);
   }
-  if (deliverConcurrency !== null && targets.length === 0) cx.error(pathArg.span, "deliver_concurrency needs deliver targets");
+  if (deliverConcurrency !== null && deliverCount === 0) cx.error(pathArg.span, "deliver_concurrency needs deliver targets");
 
   if (path === undefined) return undefined;
   const mode: RouteMode = pull

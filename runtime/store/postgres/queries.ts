@@ -23,11 +23,16 @@ export const LEASE_READY_FOR_TARGET = leaseSelect(true);
 export const EXPIRE_LEASES = `UPDATE messages SET state = 'queued', lease_id = NULL, lease_until = NULL
   WHERE state = 'leased' AND lease_until <= $1`;
 
-export const INSERT_MESSAGES = `
-INSERT INTO messages (id, route, target, state, received_at, next_run_at, attempt, payload, headers, trace)
-SELECT u.id, u.route, u.target, 'queued', u.received_at, u.next_run_at, 0, decode(u.payload, 'hex'), u.headers::jsonb, u.trace::jsonb
-FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::text[], $7::text[], $8::text[])
-  AS u(id, route, target, received_at, next_run_at, payload, headers, trace)`;
+/** Inserts a batch ($1..$8 as parallel arrays) and, on commit, NOTIFYs channel $9 once per route. */
+export const INSERT_MESSAGES_AND_NOTIFY = `
+WITH inserted AS (
+  INSERT INTO messages (id, route, target, state, received_at, next_run_at, attempt, payload, headers, trace)
+  SELECT u.id, u.route, u.target, 'queued', u.received_at, u.next_run_at, 0, decode(u.payload, 'hex'), u.headers::jsonb, u.trace::jsonb
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::text[], $7::text[], $8::text[])
+    AS u(id, route, target, received_at, next_run_at, payload, headers, trace)
+  RETURNING route
+)
+SELECT pg_notify($9, r.route) FROM (SELECT DISTINCT route FROM inserted) AS r`;
 
 /**
  * One statement per lease operation: lock the valid leases ($1 ids, $2 now, $3 route scope or

@@ -118,51 +118,23 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * One transaction per group. The fast path inserts every caller's messages in one statement; if
-   * that fails (a duplicate id), it falls back to one savepoint per caller so only that caller fails.
+   * One transaction per group. The fast path inserts every caller's messages (and notifies other
+   * instances) in one statement. A duplicate id aborts that transaction; the group is then written
+   * again with one savepoint per caller, so only the caller with the duplicate fails.
    */
   private async writeEnqueueGroup(writes: readonly PendingWrite<readonly NewMessage[]>[]): Promise<(unknown | undefined)[]> {
     this.assertOpen();
     const nowMs = this.clock.now();
-    const maxDepth = positiveOrNull(this.limits.maxDepth);
-    const errors: (unknown | undefined)[] = writes.map(() => undefined);
+    let errors: (unknown | undefined)[];
     try {
-      await this.sql.begin(async (tx) => {
-        let room = Number.POSITIVE_INFINITY;
-        if (maxDepth !== null) {
-          // Exact admission across instances: enqueuers take turns; acks only ever lower the sum.
-          await tx`SELECT pg_advisory_xact_lock(hashtext(${this.admissionLockKey}))`;
-          const [{ active }] = await tx`SELECT coalesce(sum(active), 0)::int8 AS active FROM queue_depth`;
-          room = maxDepth - active;
-        }
-        const admitted: number[] = [];
-        writes.forEach((write, i) => {
-          if (write.items.length > room) {
-            errors[i] = new StoreError("queue_full", `queue depth ${maxDepth! - room} + ${write.items.length} would exceed max_depth ${maxDepth}`);
-          } else {
-            room -= write.items.length;
-            admitted.push(i);
-          }
-        });
-        if (admitted.length === 0) return;
-        try {
-          await tx.savepoint((sp) => sp.unsafe(q.INSERT_MESSAGES, insertParams(admitted.flatMap((i) => writes[i].items), nowMs)));
-        } catch (error) {
-          if ((error as { code?: string }).code !== "23505") throw error;
-          for (const i of admitted) {
-            try {
-              await tx.savepoint((sp) => sp.unsafe(q.INSERT_MESSAGES, insertParams(writes[i].items, nowMs)));
-            } catch (itemError) {
-              if ((itemError as { code?: string }).code !== "23505") throw itemError;
-              errors[i] = duplicateError(itemError, writes[i].items);
-            }
-          }
-        }
-        const routes = [...new Set(writes.flatMap((w, i) => (errors[i] === undefined ? w.items.map((m) => m.route) : [])))];
-        if (routes.length > 0) await tx`SELECT pg_notify(${this.channel}, r) FROM unnest(${routes}::text[]) AS r`;
-      });
+      errors = await this.writeGroupOnce(writes, nowMs, false);
     } catch (error) {
-      throw postgresStoreError(error, "enqueue");
+      if ((error as { code?: string }).code !== "23505") throw postgresStoreError(error, "enqueue");
+      try {
+        errors = await this.writeGroupOnce(writes, nowMs, true);
+      } catch (retryError) {
+        throw postgresStoreError(retryError, "enqueue");
+      }
     }
     const routes = new Set<string>();
     writes.forEach((write, i) => {
@@ -173,6 +145,43 @@ export class PostgresStore implements Store {
       }
     });
     for (const route of routes) this.ready.notify(route);
+    return errors;
+  }
+
+  private async writeGroupOnce(writes: readonly PendingWrite<readonly NewMessage[]>[], nowMs: number, perCaller: boolean): Promise<(unknown | undefined)[]> {
+    const maxDepth = positiveOrNull(this.limits.maxDepth);
+    const errors: (unknown | undefined)[] = writes.map(() => undefined);
+    await this.sql.begin(async (tx) => {
+      let room = Number.POSITIVE_INFINITY;
+      if (maxDepth !== null) {
+        // Exact admission across instances: enqueuers take turns; acks only ever lower the sum.
+        await tx`SELECT pg_advisory_xact_lock(hashtext(${this.admissionLockKey}))`;
+        const [{ active }] = await tx`SELECT coalesce(sum(active), 0)::int8 AS active FROM queue_depth`;
+        room = maxDepth - active;
+      }
+      const admitted: number[] = [];
+      writes.forEach((write, i) => {
+        if (write.items.length > room) {
+          errors[i] = new StoreError("queue_full", `queue depth ${maxDepth! - room} + ${write.items.length} would exceed max_depth ${maxDepth}`);
+        } else {
+          room -= write.items.length;
+          admitted.push(i);
+        }
+      });
+      if (admitted.length === 0) return;
+      if (!perCaller) {
+        await tx.unsafe(q.INSERT_MESSAGES_AND_NOTIFY, [...insertParams(admitted.flatMap((i) => writes[i].items), nowMs), this.channel] as never[], { prepare: true });
+        return;
+      }
+      for (const i of admitted) {
+        try {
+          await tx.savepoint((sp) => sp.unsafe(q.INSERT_MESSAGES_AND_NOTIFY, [...insertParams(writes[i].items, nowMs), this.channel] as never[], { prepare: true }));
+        } catch (itemError) {
+          if ((itemError as { code?: string }).code !== "23505") throw itemError;
+          errors[i] = duplicateError(itemError, writes[i].items);
+        }
+      }
+    });
     return errors;
   }
 

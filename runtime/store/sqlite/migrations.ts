@@ -32,8 +32,10 @@ CREATE INDEX messages_ready ON messages(route, next_run_at, received_at, id) WHE
 CREATE INDEX messages_ready_target ON messages(route, target, next_run_at, received_at, id) WHERE state = 'queued';
 CREATE UNIQUE INDEX messages_lease ON messages(lease_id) WHERE lease_id IS NOT NULL;
 CREATE INDEX messages_lease_expiry ON messages(lease_until) WHERE state = 'leased';
+-- Lists (newest first) and queue retention walk received_at. No index leads with state: state
+-- changes on every dequeue and ack, and each such index would cost the hot path two more updates.
 CREATE INDEX messages_received ON messages(received_at, id);
-CREATE INDEX messages_state_received ON messages(state, received_at, id);
+CREATE INDEX messages_dead_received ON messages(received_at, id) WHERE state = 'dead';
 CREATE INDEX messages_settled ON messages(state, next_run_at) WHERE state IN ('delivered', 'dead');
 
 -- Active depth (queued + leased) kept by triggers, so max_depth admission never counts rows.

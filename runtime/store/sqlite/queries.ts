@@ -45,7 +45,8 @@ export interface LeaseLookupRow {
 export function prepareStatements(db: SqliteDb) {
   const readyIds = (byTarget: boolean) =>
     db.prepare(
-      `SELECT id FROM messages WHERE state = 'queued' AND route = @route ${byTarget ? "AND target = @target" : ""}
+      `SELECT id FROM messages INDEXED BY ${byTarget ? "messages_ready_target" : "messages_ready"}
+       WHERE state = 'queued' AND route = @route ${byTarget ? "AND target = @target" : ""}
        AND next_run_at <= @now ORDER BY next_run_at, received_at, id LIMIT @batch`,
     ).pluck();
   return {
@@ -55,21 +56,29 @@ export function prepareStatements(db: SqliteDb) {
        VALUES (?, ?, ?, 'queued', ?, ?, 0, ?, ?, ?)`,
     ),
     expireLeases: db.prepare(
-      "UPDATE messages SET state = 'queued', lease_id = NULL, lease_until = NULL WHERE state = 'leased' AND lease_until <= ?",
+      "UPDATE messages INDEXED BY messages_lease_expiry SET state = 'queued', lease_id = NULL, lease_until = NULL WHERE state = 'leased' AND lease_until <= ?",
     ),
     readyIds: readyIds(false),
     readyIdsForTarget: readyIds(true),
     // Lease ids come from randomblob: `lease_` + 16 hex, like ids.ts, in one set-based statement.
+    // The ids were selected as ready in the same transaction; looking them up by primary key (not
+    // by state, which the planner would otherwise pick) keeps this O(batch) at any depth.
     leaseIds: db.prepare<[number, number, string]>(
       `UPDATE messages SET state = 'leased', attempt = attempt + 1,
          lease_id = 'lease_' || lower(hex(randomblob(8))), lease_until = ?, next_run_at = ?
-       WHERE id IN (SELECT value FROM json_each(?)) AND state = 'queued'
+       WHERE id IN (SELECT value FROM json_each(?))
        RETURNING id, lease_id, route, target, payload, headers, trace, received_at, attempt`,
     ),
     lookupLeases: db.prepare<[string]>(
       `SELECT id, lease_id, route, state, lease_until FROM messages
        WHERE lease_id IN (SELECT value FROM json_each(?))`,
     ),
+    // The hot ack path: one statement deletes the valid leases and names them; only leftovers are
+    // looked up to tell expired from unknown.
+    ackDelete: db.prepare<[string, number, string | null, string | null]>(
+      `DELETE FROM messages WHERE lease_id IN (SELECT value FROM json_each(?)) AND state = 'leased' AND lease_until > ?
+         AND (? IS NULL OR route = ?) RETURNING lease_id`,
+    ).pluck(),
     deleteByIds: db.prepare<[string]>("DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?))"),
     deliverByIds: db.prepare<[number, string]>(
       `UPDATE messages SET state = 'delivered', lease_id = NULL, lease_until = NULL, next_run_at = ?
@@ -145,9 +154,13 @@ export function selectorWhere(selector: { route?: string | readonly string[]; ta
 }
 
 /** States are inlined (partial indexes need literal predicates), so only known names get through. */
-export function statesWhere(states: readonly string[], conditions: string[]): void {
+/**
+ * `byIdList`: the rows are already named by id, so the state test must not steer the planner onto
+ * a state index (a unary + keeps SQLite from using an index for that term).
+ */
+export function statesWhere(states: readonly string[], conditions: string[], byIdList = false): void {
   for (const state of states) {
     if (!(MESSAGE_STATES as readonly string[]).includes(state)) throw new StoreError("invalid_argument", `unknown state ${state}`);
   }
-  conditions.push(`state IN (${states.map((s) => `'${s}'`).join(", ")})`);
+  conditions.push(`${byIdList ? "+" : ""}state IN (${states.map((s) => `'${s}'`).join(", ")})`);
 }

@@ -215,12 +215,22 @@ export class SqliteStore implements Store {
   }
 
   ack(leaseIds: readonly string[], scope?: LeaseScope): Promise<LeaseOutcome> {
-    return this.run("ack", () =>
-      this.settleLeases(leaseIds, scope, "ack", (ids, nowMs) => {
-        if (positiveOrNull(this.limits.deliveredRetentionMs) === null) this.sql.deleteByIds.run(JSON.stringify(ids));
-        else this.sql.deliverByIds.run(nowMs, JSON.stringify(ids));
-      }),
-    );
+    return this.run("ack", () => {
+      if (positiveOrNull(this.limits.deliveredRetentionMs) !== null) {
+        return this.settleLeases(leaseIds, scope, "ack", (ids, nowMs) => void this.sql.deliverByIds.run(nowMs, JSON.stringify(ids)));
+      }
+      const ids = uniqueIds(leaseIds, "lease");
+      if (ids.length === 0) return { settled: [], conflicts: [] };
+      const nowMs = this.clock.now();
+      const route = scope?.route ?? null;
+      const deleted = this.write(() => this.sql.ackDelete.all(JSON.stringify(ids), nowMs, route, route) as string[]);
+      for (const leaseId of deleted) this.settled.remember(leaseId, "ack", nowMs);
+      if (deleted.length === ids.length) return { settled: ids, conflicts: [] };
+      const done = new Set(deleted);
+      const rest = this.settleLeases(ids.filter((id) => !done.has(id)), scope, "ack", () => {});
+      const settled = new Set([...deleted, ...rest.settled]);
+      return { settled: ids.filter((id) => settled.has(id)), conflicts: rest.conflicts };
+    });
   }
 
   nack(leaseIds: readonly string[], how: NackOptions, scope?: LeaseScope): Promise<LeaseOutcome> {
@@ -372,7 +382,7 @@ export class SqliteStore implements Store {
     return this.run(op, () => {
       const unique = uniqueIds(ids, "message");
       const conditions = ["id IN (SELECT value FROM json_each(?))"];
-      statesWhere(lifecycleStates(op, {}), conditions);
+      statesWhere(lifecycleStates(op, {}), conditions, true);
       return this.applyLifecycle(op, conditions, [JSON.stringify(unique)]);
     });
   }
@@ -391,7 +401,7 @@ export class SqliteStore implements Store {
         const ids = this.dynamic.get(select).pluck().all(...params, filter.limit) as string[];
         if (filter.previewOnly || ids.length === 0) return { matched: ids.length, changed: 0 };
         const conditions = ["id IN (SELECT value FROM json_each(?))"];
-        statesWhere(lifecycleStates(op, filter), conditions);
+        statesWhere(lifecycleStates(op, filter), conditions, true);
         return { matched: ids.length, changed: this.applyLifecycle(op, conditions, [JSON.stringify(ids)]) };
       });
     });
@@ -418,7 +428,7 @@ export class SqliteStore implements Store {
     return this.run("dlq_delete", () => {
       const unique = uniqueIds(ids, "message");
       return this.write(
-        () => this.dynamic.get("DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?)) AND state = 'dead'").run(JSON.stringify(unique)).changes,
+        () => this.dynamic.get("DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?)) AND +state = 'dead'").run(JSON.stringify(unique)).changes,
       );
     });
   }

@@ -1,0 +1,126 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { makeTempDir, repoPath, spoolBin } from "../helpers/repo.js";
+
+// The built `spool` binary, run as a subprocess, as an operator or CI would run it.
+function spool(args: string[], cwd = repoPath()): { code: number; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [spoolBin, ...args], { cwd, encoding: "utf8", env: { ...process.env, SPOOL_PULL_TOKEN: "" } });
+  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+const dir = makeTempDir();
+const messy = join(dir, "messy.spool");
+const messyText = "# header\npull_api {   auth token raw:t   } # eol\n\n\n\n/a { pull { path /a } }\n";
+const canonical = "# header\npull_api {\n  auth token raw:t\n} # eol\n\n/a {\n  pull {\n    path /a\n  }\n}\n";
+const invalid = join(dir, "invalid.spool");
+writeFileSync(invalid, "pull_api {\n  max_batch lots\n}\nbogus {}\n");
+const broken = join(dir, "broken.spool");
+writeFileSync(broken, "pull_api {\n  listen :9443\n");
+
+const cli = suite("spool CLI");
+
+cli("spool version prints the package version", () => {
+  const { code, stdout } = spool(["version"]);
+  assert.is(code, 0);
+  const pkg = JSON.parse(readFileSync(repoPath("package.json"), "utf8")) as { version: string };
+  assert.is(stdout, `${pkg.version}\n`);
+  assert.match(stdout, /^\d+\.\d+\.\d+\n$/);
+});
+
+cli("config fmt prints the canonical form and leaves the file unchanged", () => {
+  writeFileSync(messy, messyText);
+  const { code, stdout } = spool(["config", "fmt", "--config", messy]);
+  assert.is(code, 0);
+  assert.is(stdout, canonical);
+  assert.is(readFileSync(messy, "utf8"), messyText);
+});
+
+cli("config fmt --check exits 1 when unformatted, 0 when formatted, and prints nothing", () => {
+  writeFileSync(messy, messyText);
+  const unformatted = spool(["config", "fmt", "--check", "--config", messy]);
+  assert.equal([unformatted.code, unformatted.stdout], [1, ""]);
+  writeFileSync(messy, canonical);
+  const formatted = spool(["config", "fmt", "--check", "--config", messy]);
+  assert.equal([formatted.code, formatted.stdout], [0, ""]);
+});
+
+cli("config fmt --write rewrites the file in place", () => {
+  writeFileSync(messy, messyText);
+  const { code, stdout } = spool(["config", "fmt", "--write", "--config", messy]);
+  assert.equal([code, stdout], [0, ""]);
+  assert.is(readFileSync(messy, "utf8"), canonical);
+});
+
+cli("config fmt refuses a file that does not parse: exit 1, or 2 with --check, with positions", () => {
+  const plain = spool(["config", "fmt", "--config", broken]);
+  assert.is(plain.code, 1);
+  assert.is(plain.stdout, "");
+  assert.match(plain.stderr, `${broken}:1:10: unclosed block`);
+  assert.is(spool(["config", "fmt", "--check", "--config", broken]).code, 2);
+});
+
+cli("config validate: exit 0 for the repository's example Spoolfile", () => {
+  const { code, stdout } = spool(["config", "validate"]);
+  assert.is(code, 0);
+  assert.match(stdout, "valid");
+});
+
+cli("config validate: exit 1 with every error as file:line:col", () => {
+  const { code, stderr } = spool(["config", "validate", "--config", invalid]);
+  assert.is(code, 1);
+  assert.match(stderr, `${invalid}:2:13: max_batch: expected a whole number, got "lots"`);
+  assert.match(stderr, `${invalid}:4:1: unknown top-level block "bogus"`);
+});
+
+cli("config validate --format json gives {ok, errors, warnings}", () => {
+  const { code, stdout } = spool(["config", "validate", "--config", invalid, "--format", "json"]);
+  assert.is(code, 1);
+  const report = JSON.parse(stdout) as { ok: boolean; errors: { file: string; line: number; col: number; message: string }[]; warnings: unknown[] };
+  assert.is(report.ok, false);
+  assert.equal(report.errors.map((e) => [e.line, e.col]), [[2, 13], [4, 1]]);
+  assert.equal(report.warnings, []);
+});
+
+cli("config validate: usage errors exit 2", () => {
+  assert.is(spool(["config", "validate", "--format", "yaml"]).code, 2);
+  assert.is(spool(["config", "validate", "--no-such-flag"]).code, 2);
+});
+
+cli("config validate: a missing file is an error naming the file", () => {
+  const { code, stderr } = spool(["config", "validate", "--config", join(dir, "nope.spool")]);
+  assert.is(code, 1);
+  assert.match(stderr, "nope.spool:1:1: cannot read config: file not found");
+});
+
+cli("config diff: layout-only differences vanish (exit 0); real ones print a unified diff (exit 1)", () => {
+  const a = join(dir, "a.spool");
+  const b = join(dir, "b.spool");
+  writeFileSync(a, messyText);
+  writeFileSync(b, canonical);
+  assert.equal(spool(["config", "diff", a, b]), { code: 0, stdout: "", stderr: "" });
+  writeFileSync(b, canonical.replace("path /a", "path /b"));
+  const changed = spool(["config", "diff", a, b]);
+  assert.is(changed.code, 1);
+  assert.match(changed.stdout, "-    path /a\n+    path /b");
+  assert.match(changed.stdout, `--- ${a}`);
+});
+
+cli("config diff --semantic lists IR changes; errors exit 2", () => {
+  const a = join(dir, "a.spool");
+  const b = join(dir, "b.spool");
+  writeFileSync(a, canonical);
+  writeFileSync(b, canonical + "\n/c {\n  pull {\n    path /c\n  }\n}\n");
+  const changed = spool(["config", "diff", "--semantic", a, b]);
+  assert.equal([changed.code, changed.stdout], [1, "+ route /c\n"]);
+  assert.is(spool(["config", "diff", a, broken]).code, 2);
+  assert.is(spool(["config", "diff", a]).code, 2);
+});
+
+cli("an unknown command exits 2", () => {
+  assert.is(spool(["frobnicate"]).code, 2);
+});
+
+cli.run();

@@ -1,0 +1,34 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { compileSpoolfile, diffConfigs, renderChanges, type SpoolConfig } from "../../compiler/index.js";
+
+function ir(text: string): SpoolConfig {
+  const result = compileSpoolfile(text, "Spoolfile", { env: {} });
+  assert.ok(result.config);
+  return result.config!;
+}
+
+const base = 'pull_api { auth token raw:t }\n/a { pull { path /a } }\n/b { deliver "https://x.example/in" { timeout 5s } }\n';
+const diff = suite("compiler semantic diff");
+
+diff("identical configs (even laid out differently) have no changes", () => {
+  assert.equal(diffConfigs(ir(base), ir(base.replace(/\n/g, "\n\n"))), []);
+});
+
+diff("routes added and removed are named by path", () => {
+  const changes = diffConfigs(ir(base), ir(base.replace("/a { pull { path /a } }", "/c { pull { path /c } }")));
+  assert.equal(changes.map((c) => `${c.kind} ${c.path}`), ["removed route /a", "added route /c"]);
+});
+
+diff("a target's timeout change names the route and the target", () => {
+  const out = renderChanges(diffConfigs(ir(base), ir(base.replace("timeout 5s", "timeout 10s"))));
+  assert.is(out, "~ route /b: mode.targets[https://x.example/in].timeoutMs: 5000 -> 10000");
+});
+
+diff("a changed secret value is reported without printing it", () => {
+  const out = renderChanges(diffConfigs(ir(base), ir(base.replace("raw:t", "raw:secret-2"))));
+  assert.ok(out.includes("pullApi.tokens"));
+  assert.not.ok(out.includes("secret-2"));
+});
+
+diff.run();

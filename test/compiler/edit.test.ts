@@ -1,0 +1,111 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { compileSpoolfile, replaceFileAtomically, setRouteLabels, writeFileAtomically } from "../../compiler/index.js";
+import { commentTexts, parseSpoolfile } from "../../grammar/index.js";
+import { makeTempDir } from "../helpers/repo.js";
+
+const original = `# Managed by the platform team.
+pull_api { auth token raw:t }   # global token
+
+/billing {
+  # who owns this route
+  application "billing"   # team label
+  endpoint_name "invoices"
+  pull { path /billing }
+}
+
+/orders {
+  # no labels yet
+  pull { path /orders }
+}
+
+/oneline { pull { path /oneline } }
+
+internal {
+  /jobs/a { pull { path /a } }
+}
+`;
+
+const edit = suite("compiler edit API: labels are spliced, everything else is byte-identical");
+
+function lineDiff(before: string, after: string): { removed: string[]; added: string[] } {
+  const a = before.split("\n");
+  const b = after.split("\n");
+  return { removed: a.filter((l) => !b.includes(l)), added: b.filter((l) => !a.includes(l)) };
+}
+
+edit("setting labels on an unlabelled route adds exactly two lines, indented like the block", () => {
+  const result = setRouteLabels(original, "Spoolfile", "/orders", { application: "shop", endpointName: "orders" });
+  assert.ok(result.ok);
+  if (!result.ok) return;
+  assert.equal(lineDiff(original, result.text), { removed: [], added: ['  application "shop"', '  endpoint_name "orders"'] });
+  const route = result.config.routes.find((r) => r.path === "/orders")!;
+  assert.equal([route.application, route.endpointName], ["shop", "orders"]);
+  assert.equal(commentTexts(parseSpoolfile(result.text).tree.items), commentTexts(parseSpoolfile(original).tree.items));
+});
+
+edit("changing existing labels replaces only their values and keeps end-of-line comments", () => {
+  const result = setRouteLabels(original, "Spoolfile", "/billing", { application: "finance", endpointName: "invoices-v2" });
+  assert.ok(result.ok);
+  if (!result.ok) return;
+  assert.is(result.text, original.replace('application "billing"', 'application "finance"').replace('endpoint_name "invoices"', 'endpoint_name "invoices-v2"'));
+});
+
+edit("removing labels deletes their statements and nothing else; a trailing comment stays", () => {
+  const result = setRouteLabels(original, "Spoolfile", "/billing", null);
+  assert.ok(result.ok);
+  if (!result.ok) return;
+  assert.is(result.text, original.replace('  application "billing"   # team label\n', "  # team label\n").replace('  endpoint_name "invoices"\n', ""));
+  const route = result.config.routes.find((r) => r.path === "/billing")!;
+  assert.equal([route.application, route.endpointName], [null, null]);
+});
+
+edit("a one-line route block gets its labels inline and stays valid", () => {
+  const result = setRouteLabels(original, "Spoolfile", "/oneline", { application: "a", endpointName: "b" });
+  assert.ok(result.ok);
+  if (!result.ok) return;
+  assert.match(result.text, '/oneline { application "a"; endpoint_name "b"; pull { path /oneline } }');
+  assert.is(result.text.replace(' application "a"; endpoint_name "b";', ""), original);
+});
+
+edit("routes inside a channel wrapper can be labelled", () => {
+  const result = setRouteLabels(original, "Spoolfile", "/jobs/a", { application: "jobs", endpointName: "a" });
+  assert.ok(result.ok);
+  if (result.ok) assert.is(result.config.routes.find((r) => r.path === "/jobs/a")!.application, "jobs");
+});
+
+edit("an edit that would break validation is refused with diagnostics, not written", () => {
+  const result = setRouteLabels(original, "Spoolfile", "/orders", { application: "billing", endpointName: "invoices" });
+  assert.not.ok(result.ok);
+  if (!result.ok) assert.match(result.diagnostics[0].message, /already mapped to route \/billing/);
+});
+
+edit("an unknown route is refused", () => {
+  const result = setRouteLabels(original, "Spoolfile", "/nope", { application: "a", endpointName: "b" });
+  assert.not.ok(result.ok);
+});
+
+edit("every edited result validates and reformats without changing the IR", () => {
+  for (const path of ["/orders", "/billing", "/oneline", "/jobs/a"]) {
+    const result = setRouteLabels(original, "Spoolfile", path, { application: "x", endpointName: path.replace(/\W/g, "") || "root" });
+    assert.ok(result.ok, path);
+    if (result.ok) assert.equal(compileSpoolfile(result.text, "Spoolfile").diagnostics.filter((d) => d.severity === "error"), []);
+  }
+});
+
+edit("atomic write replaces the file and rollback restores the previous bytes exactly", async () => {
+  const dir = makeTempDir();
+  const path = join(dir, "Spoolfile");
+  const previous = Buffer.from("# crlf file\r\npull_api { auth token raw:t }\r\n\u00e9\n");
+  writeFileSync(path, previous);
+  const replacement = await replaceFileAtomically(path, "new content\n");
+  assert.is(readFileSync(path, "utf8"), "new content\n");
+  await replacement.rollback();
+  assert.ok(readFileSync(path).equals(previous));
+  await writeFileAtomically(path, "again\n");
+  assert.is(readFileSync(path, "utf8"), "again\n");
+});
+
+edit.run();

@@ -1,0 +1,117 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { compileSpoolfile, type SpoolConfig } from "../../compiler/index.js";
+import { renderDiagnostic } from "../../grammar/index.js";
+
+function compile(text: string, env: Record<string, string> = {}): SpoolConfig {
+  const result = compileSpoolfile(text, "Spoolfile", { env, readFile: (p) => (p === "token.txt" ? "  file-token\n" : (() => { throw new Error("missing"); })()) });
+  assert.ok(result.config, result.diagnostics.map(renderDiagnostic).join("\n"));
+  return result.config!;
+}
+
+function errorsOf(text: string, env: Record<string, string> = {}, strictSecrets = false): string[] {
+  return compileSpoolfile(text, "Spoolfile", { env, strictSecrets, readFile: () => { throw new Error("missing"); } })
+    .diagnostics.filter((d) => d.severity === "error")
+    .map(renderDiagnostic);
+}
+
+const values = suite("compiler values");
+
+values("durations decode to milliseconds, including compound and day forms", () => {
+  const config = compile("pull_api { auth token raw:t; default_lease_ttl 1h30m; max_lease_ttl 7d; default_max_wait 250ms; max_wait 30s }");
+  assert.is(config.pullApi.defaultLeaseTtlMs, 5_400_000);
+  assert.is(config.pullApi.maxLeaseTtlMs, 7 * 86_400_000);
+  assert.is(config.pullApi.defaultMaxWaitMs, 250);
+  assert.is(config.pullApi.maxWaitMs, 30_000);
+});
+
+values("sizes are powers of 1024 and a bare number is bytes", () => {
+  const config = compile("defaults { max_body 64KB; max_headers 512 }");
+  assert.is(config.defaults.maxBodyBytes, 65_536);
+  assert.is(config.defaults.maxHeadersBytes, 512);
+  assert.is(compile("defaults { max_body 1gb }").defaults.maxBodyBytes, 1024 ** 3);
+});
+
+values("booleans accept on/off/true/false/1/0 in any case", () => {
+  for (const [word, expected] of [["ON", true], ["false", false], ["1", true], ["Off", false]] as const) {
+    assert.is(compile(`defaults { publish_policy { direct ${word} } }`).defaults.publishPolicy.direct, expected);
+  }
+});
+
+values("secret sources resolve env, file (trimmed) and raw", () => {
+  const config = compile("pull_api { auth token env:PULL; auth token file:token.txt; auth token raw:literal }", { PULL: "from-env" });
+  assert.equal(config.pullApi.tokens.map((t) => [t.kind, t.value]), [["env", "from-env"], ["file", "file-token"], ["raw", "literal"]]);
+});
+
+values("an unset env secret is a warning for validate and an error for run", () => {
+  const text = "pull_api { auth token env:NOPE }";
+  const lenient = compileSpoolfile(text, "Spoolfile", { env: {} });
+  assert.ok(lenient.config);
+  assert.is(lenient.config!.pullApi.tokens[0].value, null);
+  assert.match(renderDiagnostic(lenient.diagnostics[0]), /Spoolfile:1:23: warning: .*NOPE is not set/);
+  assert.equal(errorsOf(text, {}, true), ["Spoolfile:1:23: pull_api auth token: environment variable NOPE is not set"]);
+});
+
+values("placeholders resolve inside words and quoted strings, with defaults and vars", () => {
+  const config = compile(
+    'vars { HOST "api.internal"; BASE "https://{vars.HOST}" }\n/a { deliver {vars.BASE}/in/{env.SUFFIX} { header "X-A" "{$MISSING:fallback}" } }',
+    { SUFFIX: "orders" },
+  );
+  const mode = config.routes[0].mode;
+  assert.is(mode.kind, "deliver");
+  if (mode.kind === "deliver" && mode.targets[0].kind === "http") {
+    assert.is(mode.targets[0].url, "https://api.internal/in/orders");
+    assert.equal(mode.targets[0].headers, [["X-A", "fallback"]]);
+  }
+  assert.equal(config.vars, { HOST: "api.internal", BASE: "https://api.internal" });
+});
+
+values("route paths are cleaned and every route gets the defaults it does not override", () => {
+  const config = compile("pull_api { auth token raw:t }\ndefaults { max_body 1mb }\n/a//b/ { max_headers 1kb; pull { path /ab } }");
+  const route = config.routes[0];
+  assert.is(route.path, "/a/b");
+  assert.is(route.maxBodyBytes, 1024 * 1024);
+  assert.is(route.maxHeadersBytes, 1024);
+  assert.equal(route.publish, { enabled: true, direct: true, managed: true });
+});
+
+values("deliver targets inherit defaults.deliver and keep their order for fan-out", () => {
+  const config = compile('defaults { egress { https_only off }; deliver { timeout 3s; retry exponential max 2 } }\n/a { deliver "http://a.example/x" {}; deliver "http://b.example/y" { timeout 1s } }');
+  const mode = config.routes[0].mode;
+  assert.is(mode.kind, "deliver");
+  if (mode.kind !== "deliver") return;
+  assert.equal(mode.targets.map((t) => [t.target, t.timeoutMs, t.retry.maxRetries]), [["http://a.example/x", 3000, 2], ["http://b.example/y", 1000, 2]]);
+  assert.is(mode.concurrency, 20);
+});
+
+values("errors are all collected, not just the first", () => {
+  const errors = errorsOf("pull_api { max_batch x; default_lease_ttl y; listen z }\nbogus {}");
+  assert.is(errors.length, 4);
+  assert.ok(errors.every((e) => /^Spoolfile:\d+:\d+: /.test(e)));
+});
+
+values("a default lease TTL above an explicit max is an error even when the default is implicit", () => {
+  assert.equal(errorsOf("pull_api { auth token raw:t; max_lease_ttl 10s }"), ["Spoolfile:1:1: pull_api: default_lease_ttl (30000ms) is above max_lease_ttl (10000ms)"]);
+  assert.equal(errorsOf("pull_api { auth token raw:t; max_lease_ttl 1m }"), []);
+});
+
+values("a loopback admin listener needs no token; any other address does", () => {
+  assert.equal(errorsOf("admin_api { listen [::1]:2019 }"), []);
+  assert.equal(errorsOf("admin_api { listen localhost:2019 }"), []);
+  assert.is(errorsOf("admin_api { listen :2019 }").length, 1);
+  assert.equal(errorsOf("admin_api { listen :2019; auth token raw:x }"), []);
+});
+
+values("the instance backend comes from the routes that name one, sqlite otherwise", () => {
+  assert.is(compile("pull_api { auth token raw:t }\n/a { pull { path /a } }").backend, "sqlite");
+  const config = compile("pull_api { auth token raw:t }\n/a { queue memory; pull { path /a } }\n/b { pull { path /b } }");
+  assert.is(config.backend, "memory");
+  assert.equal(config.routes.map((r) => r.backend), ["memory", "memory"]);
+});
+
+values("route matching order: a later route under an earlier route with a match is not shadowed", () => {
+  assert.equal(errorsOf('pull_api { auth token raw:t }\n/a { match { header "X" "1" }; pull { path /a } }\n/a/b { pull { path /b } }'), []);
+  assert.equal(errorsOf("pull_api { auth token raw:t }\n/a { pull { path /a } }\n/a-b { pull { path /b } }"), [], "segment-bounded: /a does not cover /a-b");
+});
+
+values.run();
