@@ -57,6 +57,10 @@ export const ERROR_STATUS = {
   management_route_backlog_active: 409,
   internal_error: 500,
 
+  // Spool: a management PUT/DELETE whose rewritten Spoolfile could not be edited or was refused by
+  // the reload; the previous file is back in place and the old config still serves.
+  management_apply_failed: 409,
+
   // Spool: `auth forward` could not get an answer (timeout, network error, 5xx), so ingress fails
   // closed with 503 (reference-behaviour.md §7 item 11) under a code of its own.
   auth_unavailable: 503,

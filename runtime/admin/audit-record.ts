@@ -1,0 +1,32 @@
+// The audit record every Admin mutation emits (webhook-queue.md "Audit records"; clarification 56:
+// recognised by `tool` and `input_hash`, `metadata` always an object).
+
+export type AuditMetadata =
+  | { kind: "id_mutation"; operation: string; ids_requested: number; ids_unique: number; changed: number }
+  | { kind: "filter_mutation"; operation: string; matched: number; changed: number; preview_only: boolean; scope?: AuditScope }
+  | { kind: "config_mutation"; operation: string; mode: "file_rewrite"; outcome: string; application: string; endpoint_name: string; route?: string }
+  | { kind: "publish"; operation: string; mode: "direct" | "managed"; items: number; published: number; scope?: AuditScope };
+
+export interface AuditScope {
+  application: string;
+  endpoint_name: string;
+  route: string;
+}
+
+export interface AuditRecord {
+  /** RFC 3339. */
+  timestamp: string;
+  principal: string;
+  role: string;
+  tool: string;
+  /** `sha256:<hex>` of the request (method, path, body). */
+  input_hash: string;
+  /** "ok" or the error code the request was refused with (DECISIONS.md "Settled details"). */
+  result: string;
+  duration_ms: number;
+  /** Who and why, from the audit headers (absent fields were not sent). */
+  reason?: string;
+  actor?: string;
+  request_id?: string;
+  metadata: AuditMetadata | { kind: "refused"; operation: string };
+}

@@ -1,0 +1,123 @@
+// The Admin API as one mountable handler (webhook-queue.md "Endpoints" › Admin sections). The app
+// applies the admin bearer token and answers /healthz; everything else under the admin prefix
+// comes here. Reads answer 200 with JSON; every mutation is checked for its audit headers and
+// writes exactly one audit record, refused or not (DECISIONS.md "Settled details").
+import { createHash } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { ApiError, apiError, toApiError } from "../errors.js";
+import { readBody } from "../http/body.js";
+import { sendError, sendJson } from "../http/respond.js";
+import type { AuditMetadata, AuditRecord } from "./audit-record.js";
+import { checkAuditHeaders, readAuditHeaders, type AuditContext } from "./audit-headers.js";
+import { DEFAULT_ADMIN_MAX_BODY_BYTES, type AdminDeps } from "./deps.js";
+import { countPublishRefusal } from "./publish.js";
+import type { AdminRequest } from "./request.js";
+import { matchRoute, type Method } from "./routes.js";
+import { storeErrorToApi } from "./store-errors.js";
+
+export type { AdminDeps, ApplyConfigOutcome } from "./deps.js";
+export type { AuditRecord } from "./audit-record.js";
+export { computeTrendSignals, deadByReasonFromMetrics, healthTrendSignals } from "./diagnostics.js";
+export { analyzeTrendSignals, trendSignalsJson } from "./trend-signals.js";
+
+/** Handles `path` (the request path without the admin prefix, query included); false = not an Admin path. */
+export type AdminApiHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
+
+export const AUDIT_ROLE = "admin";
+
+export function createAdminApi(deps: AdminDeps): AdminApiHandler {
+  const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_ADMIN_MAX_BODY_BYTES;
+
+  const answerFailure = (res: ServerResponse, thrown: unknown): ApiError => {
+    const error = toApiError(storeErrorToApi(thrown));
+    if (error.code === "internal_error" && !(thrown instanceof ApiError)) deps.onUnexpectedError?.(thrown);
+    sendError(res, error);
+    return error;
+  };
+
+  return async function handleAdmin(req, res, path) {
+    let url: URL;
+    try {
+      url = new URL(path, "http://admin.invalid");
+    } catch {
+      return false;
+    }
+    const match = matchRoute(url.pathname);
+    if (!match) return false;
+    const method = (req.method ?? "GET").toUpperCase();
+    const handler = match.entry.methods[method as Method];
+    if (!handler) {
+      const allow = Object.keys(match.entry.methods).join(", ");
+      sendError(res, apiError("method_not_allowed", `${method} is not allowed on ${url.pathname}; use ${allow}`, { headers: { Allow: allow } }));
+      return true;
+    }
+
+    let bodyRead: Promise<Buffer> | undefined;
+    const request: AdminRequest = {
+      req,
+      method,
+      pathname: url.pathname,
+      query: url.searchParams,
+      params: match.params,
+      config: deps.getConfig(),
+      deps,
+      body: () => (bodyRead ??= readBody(req, { maxBytes: maxBodyBytes })),
+    };
+
+    if ("read" in handler) {
+      try {
+        sendJson(res, 200, await handler.read(request));
+      } catch (thrown) {
+        answerFailure(res, thrown);
+      }
+      return true;
+    }
+
+    const { mutation } = handler;
+    const startedMs = deps.clock.now();
+    // The body is read before any rule so the audit record hashes what was actually sent.
+    let bodyBytes: Buffer = Buffer.alloc(0);
+    let audit: AuditContext | undefined;
+    try {
+      bodyBytes = await request.body();
+      audit = checkAuditHeaders(req, request.config.defaults.publishPolicy);
+      const result = await mutation.run(request, audit);
+      sendJson(res, 200, { ...result.body, audit });
+      writeAudit("ok", result.metadata);
+    } catch (thrown) {
+      const error = answerFailure(res, thrown);
+      if ("publish" in handler && handler.publish) countPublishRefusal(deps, error, handler.scopedPublish === true);
+      writeAudit(error.code, { kind: "refused", operation: mutation.tool });
+    }
+    return true;
+
+    function writeAudit(result: string, metadata: AuditRecord["metadata"] | AuditMetadata): void {
+      const sent = readAuditHeaders(req);
+      const actor = audit?.actor ?? (sent.actor?.trim() || undefined);
+      const record: AuditRecord = {
+        timestamp: new Date(deps.clock.now()).toISOString(),
+        principal: actor ?? (request.config.adminApi.tokens.length > 0 ? "admin_token" : "anonymous"),
+        role: AUDIT_ROLE,
+        tool: mutation.tool,
+        input_hash: inputHash(method, url.pathname + url.search, bodyBytes),
+        result,
+        duration_ms: Math.max(0, Math.round(deps.clock.now() - startedMs)),
+        metadata,
+      };
+      const reason = audit?.reason ?? (sent.reason?.trim() || undefined);
+      if (reason !== undefined) record.reason = reason.slice(0, 512);
+      if (actor !== undefined) record.actor = actor.slice(0, 256);
+      const requestId = audit?.request_id ?? (sent.requestId?.trim() || undefined);
+      if (requestId !== undefined) record.request_id = requestId.slice(0, 256);
+      deps.audit(record);
+    }
+  };
+}
+
+/** `sha256:<hex>` over method, path with query, and body: equal requests hash equal. */
+export function inputHash(method: string, pathWithQuery: string, body: Buffer): string {
+  const hash = createHash("sha256");
+  hash.update(`${method} ${pathWithQuery}\n`);
+  hash.update(body);
+  return `sha256:${hash.digest("hex")}`;
+}

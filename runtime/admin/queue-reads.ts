@@ -1,0 +1,84 @@
+// GET /messages, GET /dlq, GET /attempts and the endpoint-scoped message list
+// (webhook-queue.md "Queue reads", "Endpoint-scoped operations"; clarifications 31-32, 36-37).
+import type { AttemptOutcome } from "../store/store.js";
+import { QueryReader, invalidQuery } from "./params.js";
+import type { AdminRequest } from "./request.js";
+import { chooseSelector, requireEndpoint, selectedRoute } from "./selectors.js";
+import { attemptItem, deadLetterItem, messageItem } from "./views.js";
+
+const INCLUDE_FLAGS = ["include_payload", "include_headers", "include_trace"] as const;
+const MESSAGE_QUERY = ["route", "application", "endpoint_name", "target", "state", "limit", "before", ...INCLUDE_FLAGS];
+const SCOPED_MESSAGE_QUERY = ["target", "state", "limit", "before", ...INCLUDE_FLAGS];
+const DLQ_QUERY = ["route", "target", "limit", "before", ...INCLUDE_FLAGS];
+const ATTEMPT_QUERY = ["route", "application", "endpoint_name", "target", "event_id", "outcome", "limit", "before"];
+const ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = ["acked", "retry", "dead"];
+
+/** The URL path is authoritative on scoped paths; a selector in the query is refused (clarification 46). */
+export const SCOPED_SELECTOR_FIELDS: Readonly<Record<string, string>> = {
+  route: "route is set by the endpoint path and may not be given",
+  application: "application is set by the endpoint path and may not be given",
+  endpoint_name: "endpoint_name is set by the endpoint path and may not be given",
+};
+
+export async function listMessages(request: AdminRequest): Promise<unknown> {
+  const query = new QueryReader(request.query, MESSAGE_QUERY);
+  const choice = chooseSelector(
+    request.config,
+    { route: query.route(), application: query.string("application"), endpoint_name: query.string("endpoint_name") },
+    invalidQuery,
+  );
+  return listFor(request, query, selectedRoute(choice));
+}
+
+export async function listScopedMessages(request: AdminRequest): Promise<unknown> {
+  const query = new QueryReader(request.query, SCOPED_MESSAGE_QUERY, SCOPED_SELECTOR_FIELDS);
+  const endpoint = requireEndpoint(request.config, request.params.application, request.params.endpoint_name);
+  return listFor(request, query, endpoint.route.path);
+}
+
+async function listFor(request: AdminRequest, query: QueryReader, route: string | undefined): Promise<unknown> {
+  const views = await request.deps.store.listMessages({
+    route,
+    target: query.string("target"),
+    state: query.state(),
+    beforeMs: query.instant("before"),
+    limit: query.limit(),
+    includePayload: query.flag("include_payload"),
+    includeHeaders: query.flag("include_headers"),
+    includeTrace: query.flag("include_trace"),
+  });
+  return { items: views.map(messageItem) };
+}
+
+export async function listDeadLetters(request: AdminRequest): Promise<unknown> {
+  const query = new QueryReader(request.query, DLQ_QUERY);
+  const views = await request.deps.store.listMessages({
+    route: query.route(),
+    target: query.string("target"),
+    state: "dead",
+    beforeMs: query.instant("before"),
+    limit: query.limit(),
+    includePayload: query.flag("include_payload"),
+    includeHeaders: query.flag("include_headers"),
+    includeTrace: query.flag("include_trace"),
+  });
+  return { items: views.map(deadLetterItem) };
+}
+
+export async function listAttempts(request: AdminRequest): Promise<unknown> {
+  const query = new QueryReader(request.query, ATTEMPT_QUERY);
+  const choice = chooseSelector(
+    request.config,
+    { route: query.route(), application: query.string("application"), endpoint_name: query.string("endpoint_name") },
+    invalidQuery,
+  );
+  const records = await request.deps.store.listAttempts({
+    route: selectedRoute(choice),
+    target: query.string("target"),
+    messageId: query.string("event_id"),
+    outcome: query.oneOf("outcome", ATTEMPT_OUTCOMES),
+    beforeMs: query.instant("before"),
+    limit: query.limit(),
+  });
+  return { items: records.map(attemptItem) };
+}

@@ -1,0 +1,43 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { computeTrendSignals, deadByReasonFromMetrics, healthTrendSignals } from "../../runtime/admin/index.js";
+import { deadReasonLabel } from "../../runtime/observability/metrics.js";
+import { buildConfig, DEFAULT_TREND_SIGNALS, pullRoute } from "./ir-builder.js";
+import { message, startHarness, type Harness } from "./harness.js";
+
+const MINUTE = 60_000;
+const diagnostics = suite<{ h: Harness }>("admin health diagnostics helpers");
+diagnostics.before.each(async (context) => {
+  context.h = await startHarness({ config: buildConfig([pullRoute("/orders"), pullRoute("/other")]), backend: "memory" });
+});
+diagnostics.after.each(async ({ h }) => h.close());
+
+diagnostics("dead_by_reason reports every normalised label, zeros included", async ({ h }) => {
+  for (const reason of ["max_retries", "max_retries", "no_retry", "upstream said no", null]) {
+    h.metrics.delivery.deadByReason.inc({ reason: deadReasonLabel(reason) });
+  }
+  assert.equal(await deadByReasonFromMetrics(h.metrics), { max_retries: 2, no_retry: 1, policy_denied: 0, unspecified: 1, other: 1 });
+});
+
+diagnostics("trend signals read the store's samples of the signal window for the selected routes", async ({ h }) => {
+  const stale = await computeTrendSignals(h.store, {}, DEFAULT_TREND_SIGNALS, h.clock.now());
+  assert.equal(healthTrendSignals(stale).signals, ["sampling_stale"]);
+  for (let i = 1; i <= 4; i++) {
+    await h.store.enqueue(Array.from({ length: 10 }, (_, n) => message(`o${i}-${n}`, "/orders")));
+    await h.store.captureTrendSample();
+    h.clock.advance(MINUTE);
+  }
+  await h.store.enqueue([message("x1", "/other")]);
+  await h.store.captureTrendSample();
+  const orders = await computeTrendSignals(h.store, { route: "/orders" }, DEFAULT_TREND_SIGNALS, h.clock.now());
+  assert.equal([orders.sampleCount, orders.latestTotal, orders.baselineTotal, orders.consecutiveIncreases], [5, 40, 25, 0], "the /other capture leaves /orders flat at 40");
+  assert.equal(orders.activeAlerts, ["sustained_growth", "recent_surge", "queued_pressure"]);
+  const health = healthTrendSignals(orders);
+  assert.is(health.status, "warn");
+  assert.equal(health.signals, orders.activeAlerts);
+  assert.ok(health.operator_actions.length > 0);
+  const other = await computeTrendSignals(h.store, { route: "/other" }, DEFAULT_TREND_SIGNALS, h.clock.now());
+  assert.equal([other.latestTotal, other.baselineTotal], [1, 0]);
+});
+
+diagnostics.run();

@@ -1,0 +1,38 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { ERROR_STATUS } from "../../runtime/errors.js";
+
+// dist/test/admin → repository root.
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const table = readFileSync(join(root, "runtime", "admin", "ERRORS.md"), "utf8");
+
+function documentedCodes(): Map<string, number> {
+  const rows = new Map<string, number>();
+  for (const line of table.split("\n")) {
+    const m = /^\|\s*([a-z0-9_]+)\s*\|\s*(\d{3})\s*\|\s*(.+?)\s*\|\s*$/.exec(line);
+    if (!m) continue;
+    assert.ok(!rows.has(m[1]), `${m[1]} is documented twice`);
+    assert.ok(m[3].length > 0, `${m[1]} has a meaning`);
+    rows.set(m[1], Number(m[2]));
+  }
+  return rows;
+}
+
+const doc = suite("error catalogue against runtime/admin/ERRORS.md");
+
+doc("every catalogue code is documented with its status", () => {
+  const documented = documentedCodes();
+  for (const [code, status] of Object.entries(ERROR_STATUS)) {
+    assert.is(documented.get(code), status, code);
+  }
+});
+
+doc("the table documents no code the catalogue lacks", () => {
+  const extra = [...documentedCodes().keys()].filter((code) => !Object.hasOwn(ERROR_STATUS, code));
+  assert.equal(extra, []);
+});
+
+doc.run();
