@@ -15,6 +15,30 @@ export interface StoreQueueOptions {
 
 export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQueueOptions = {}): DeliveryQueue {
   const fallbackTickMs = options.fallbackTickMs ?? 1_000;
+  // Retries this process scheduled, per route/target: waitReady wakes when the earliest comes due
+  // instead of waiting for the fallback tick, so a 50 ms backoff is not stretched to a second.
+  const leaseKeys = new Map<string, string>();
+  const retryDueAtMs = new Map<string, number[]>();
+  /** The earliest pending retry of route/target; retries already due are dropped and reported as `now`. */
+  const nextDueMs = (key: string): number | undefined => {
+    const all = retryDueAtMs.get(key);
+    if (!all) return undefined;
+    const nowMs = clock.now();
+    let earliestMs = Infinity;
+    let anyDue = false;
+    const pending: number[] = [];
+    for (const atMs of all) {
+      if (atMs <= nowMs) anyDue = true;
+      else {
+        pending.push(atMs);
+        earliestMs = Math.min(earliestMs, atMs);
+      }
+    }
+    if (pending.length === 0) retryDueAtMs.delete(key);
+    else retryDueAtMs.set(key, pending);
+    if (anyDue) return nowMs;
+    return pending.length > 0 ? earliestMs : undefined;
+  };
   const reportConflicts = (conflicts: readonly LeaseConflict[], operation: "ack" | "nack") => {
     if (conflicts.length > 0) options.onLeaseConflict?.(conflicts, operation);
   };
@@ -23,6 +47,7 @@ export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQue
     async dequeue(request, signal) {
       // maxWaitMs 0: the dispatcher waits in waitReady, where it can also be woken by a reload or stop.
       const leased = await store.dequeue({ route: request.route, target: request.target, batch: request.batch, leaseTtlMs: request.leaseTtlMs, maxWaitMs: 0 }, signal);
+      for (const message of leased) leaseKeys.set(message.leaseId, queueKey(request.route, request.target));
       return leased.map(
         (message): Leased => ({
           leaseId: message.leaseId,
@@ -36,6 +61,7 @@ export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQue
     },
 
     async ack(leaseIds) {
+      for (const leaseId of leaseIds) leaseKeys.delete(leaseId);
       const outcome = await store.ack(leaseIds);
       reportConflicts(outcome.conflicts, "ack");
       return outcome;
@@ -43,6 +69,20 @@ export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQue
 
     async nack(leaseIds, how: NackHow) {
       const outcome = await store.nack(leaseIds, "dead" in how ? { dead: true, reason: how.reason } : { delayMs: how.delayMs });
+      const keys = leaseIds.map((leaseId) => leaseKeys.get(leaseId));
+      for (const leaseId of leaseIds) leaseKeys.delete(leaseId);
+      if (!("dead" in how)) {
+        // Read the clock after the store has set next_run_at, so the wake-up is never early.
+        const dueAtMs = clock.now() + how.delayMs;
+        const conflicted = new Set(outcome.conflicts.map((c) => c.leaseId));
+        leaseIds.forEach((leaseId, i) => {
+          const key = keys[i];
+          if (key === undefined || conflicted.has(leaseId)) return;
+          const pending = retryDueAtMs.get(key) ?? [];
+          pending.push(dueAtMs);
+          retryDueAtMs.set(key, pending);
+        });
+      }
       reportConflicts(outcome.conflicts, "nack");
       return outcome;
     },
@@ -62,7 +102,7 @@ export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQue
       ]);
     },
 
-    waitReady(route, _target, signal) {
+    waitReady(route, target, signal) {
       // The store's ready signal names the route only; a wake-up for another target of the same
       // route costs one empty dequeue, which is cheaper than missing one.
       return new Promise<void>((resolve) => {
@@ -83,8 +123,14 @@ export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQue
         });
         if (done) unsubscribe();
         signal.addEventListener("abort", finish, { once: true });
-        clock.sleep(fallbackTickMs, tick.signal).then(finish, () => {});
+        const dueMs = nextDueMs(queueKey(route, target));
+        const waitMs = dueMs === undefined ? fallbackTickMs : Math.max(0, Math.min(fallbackTickMs, dueMs - clock.now()));
+        clock.sleep(waitMs, tick.signal).then(finish, () => {});
       });
     },
   };
+}
+
+function queueKey(route: string, target: string): string {
+  return `${route}\u0000${target}`;
 }
