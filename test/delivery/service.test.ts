@@ -11,6 +11,8 @@ import { compileSpoolfile } from "../../compiler/index.js";
 import type { SpoolConfig } from "../../compiler/ir.js";
 import { systemClock } from "../../runtime/clock.js";
 import { createDeliveryService, type DeliveryService } from "../../runtime/delivery/service.js";
+import { dispatcherConfigFromIr } from "../../runtime/delivery/from-ir.js";
+import { createRuntimeLogger } from "../../runtime/observability/log.js";
 import { createMetrics, type SpoolMetrics } from "../../runtime/observability/metrics.js";
 import { openStore } from "../../runtime/store/open.js";
 import type { Store } from "../../runtime/store/store.js";
@@ -39,6 +41,8 @@ interface Harness {
   readonly service: DeliveryService;
   readonly metrics: SpoolMetrics;
   readonly dir: string;
+  /** Runtime log lines (debug and up), parsed. */
+  readonly logLines: Record<string, unknown>[];
   enqueue(id: string, target: string, body: string | Buffer, headers?: Record<string, string>): Promise<void>;
   close(): Promise<void>;
 }
@@ -52,13 +56,21 @@ async function harness(): Promise<Harness> {
     clock: systemClock,
     queueSnapshot: async () => ({ depth: { queued: 0, leased: 0, dead: 0 }, oldestQueuedAgeSeconds: 0, readyLagSeconds: 0, leasesActiveByRoute: {} }),
   });
-  const service = createDeliveryService({ store, clock: systemClock, getMetrics: () => metrics.delivery });
+  const logLines: Record<string, unknown>[] = [];
+  const log = createRuntimeLogger({
+    level: "debug",
+    output: { kind: "stderr" },
+    clock: systemClock,
+    sink: { write: (line) => void logLines.push(JSON.parse(line)), close: async () => {} },
+  });
+  const service = createDeliveryService({ store, clock: systemClock, getMetrics: () => metrics.delivery, log });
   let closed = false;
   return {
     store,
     service,
     metrics,
     dir: temp.path,
+    logLines,
     enqueue: (id, target, body, headers = { "Content-Type": "application/json" }) =>
       store.enqueue([{ id, route: "/hooks", target, payload: typeof body === "string" ? Buffer.from(body) : body, headers }]),
     async close() {
@@ -230,13 +242,16 @@ test("exec target gets the payload bytes on stdin and the Spool environment", as
   const h = await open();
   const out = join(h.dir, "stdin.bin");
   const env = join(h.dir, "env.txt");
-  h.service.start(compile(`${localEgress}/hooks {\n  deliver exec "/bin/sh" "-c" "cat > ${out}; echo $SPOOL_MESSAGE_ID $SPOOL_ATTEMPT $EXTRA > ${env}" {\n    env EXTRA from-config\n  }\n}\n`));
+  h.service.start(compile(`${localEgress}/hooks {\n  deliver exec "/bin/sh" "-c" "cat > ${out}; echo $SPOOL_MESSAGE_ID $SPOOL_ATTEMPT $EXTRA > ${env}; echo said-hello" {\n    env EXTRA from-config\n  }\n}\n`));
   const body = Buffer.from([0x00, 0x01, 0xff, 0x0a, 0x41, 0x0d, 0x0a]);
   await h.enqueue("evt_exec", "exec:/bin/sh", body);
 
   await waitFor("acked attempt", async () => (await attemptsOf(h.store, "evt_exec")).find((a) => a.outcome === "acked"));
   assert.ok(readFileSync(out).equals(body));
   assert.equal(readFileSync(env, "utf8"), "evt_exec 1 from-config\n");
+  const logged = h.logLines.find((line) => line.msg === "delivery attempt" && line.event_id === "evt_exec");
+  assert.ok(logged, "the attempt is logged");
+  assert.equal([logged.level, logged.component, logged.outcome, logged.stdout], ["debug", "delivery", "acked", "said-hello\n"]);
 });
 
 test("reconfigure to a new target URL delivers new messages there and stops draining the old target", async () => {
@@ -286,4 +301,71 @@ test("stop lets a running delivery finish within the drain budget and settles it
   assert.equal((await h.store.listMessages({ route: "/hooks", state: "queued", limit: 10 })).map((m) => m.id), ["evt_after_stop"]);
 });
 
+test("stop past the drain budget abandons a hanging delivery and leaves its message leased", async () => {
+  let arrivedResolve: (() => void) | undefined;
+  const arrived = new Promise<void>((resolve) => (arrivedResolve = resolve));
+  const rx = await receiver(() => arrivedResolve?.());
+  const h = await open();
+  h.service.start(compile(`${localEgress}/hooks {\n  deliver "${rx.url}" {\n    timeout 30s\n  }\n}\n`));
+  await h.enqueue("evt_hang", rx.url, "{}");
+  await arrived;
+
+  const report = await h.service.stop({ drainMs: 100 });
+  assert.equal(report.abandoned, 1);
+  // Nothing recorded, nothing settled: the lease runs out and the message comes back (at-least-once).
+  assert.equal(await attemptsOf(h.store, "evt_hang"), []);
+  assert.equal((await h.store.listMessages({ route: "/hooks", state: "leased", limit: 10 })).map((m) => m.id), ["evt_hang"]);
+});
+
 test.run();
+
+const mapping = suite("dispatcherConfigFromIr");
+
+mapping("only deliver routes are mapped, with concurrency, targets, retry, headers and egress", () => {
+  const config = compile(`pull_api { auth token raw:t }
+defaults {
+  deliver { concurrency 7 }
+  egress {
+    allow "*.example.com"
+    deny 10.0.0.0/8
+    redirects on
+  }
+}
+/pulled { pull { path /pulled } }
+/pushed {
+  deliver_concurrency 3
+  deliver "https://a.example.com/in" {
+    timeout 4s
+    ${fastRetry}
+    header "X-A" "1"
+  }
+  deliver exec "/usr/bin/env" "tool" {
+    env K V
+  }
+}
+/defaulted { deliver "https://b.example.com/in" }
+`);
+  const mapped = dispatcherConfigFromIr(config);
+  assert.equal(mapped.egress, { allow: ["*.example.com"], deny: ["10.0.0.0/8"], httpsOnly: true, followRedirects: true, dnsRebindProtection: true });
+  assert.equal(mapped.routes.map((r) => [r.route, r.concurrency, r.targets.map((t) => t.target)]), [
+    ["/pushed", 3, ["https://a.example.com/in", "exec:/usr/bin/env"]],
+    ["/defaulted", 7, ["https://b.example.com/in"]],
+  ]);
+  const [http, exec] = mapped.routes[0].targets;
+  assert.equal(http, { kind: "http", target: "https://a.example.com/in", url: "https://a.example.com/in", timeoutMs: 4000, retry: { maxRetries: 3, baseMs: 50, capMs: 100, jitter: 0 }, headers: { "X-A": "1" } });
+  assert.equal(exec.kind === "exec" ? [exec.program, exec.args, exec.env] : null, ["/usr/bin/env", ["tool"], { K: "V" }]);
+});
+
+mapping("unreadable secrets are skipped; with none readable the target gets a never-valid secret", () => {
+  const config = compile(`/hooks {
+  deliver "https://a.example.com/in" { sign hmac env:GONE }
+  deliver "https://b.example.com/in" { sign standard_webhooks env:GONE }
+}
+`);
+  for (const target of dispatcherConfigFromIr(config).routes[0].targets) {
+    assert.ok(target.kind === "http" && target.signing);
+    assert.equal(target.signing.secrets, [{ value: "AA==", validFromMs: 0, validUntilMs: 0 }]);
+  }
+});
+
+mapping.run();
