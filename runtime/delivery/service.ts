@@ -1,0 +1,120 @@
+// The delivery service `spool run` owns: the dispatcher fed from the IR, draining the real Store,
+// counted in spool_delivery_* and logged. Start it after the store opens, reconfigure it on every
+// reload, stop it before the store closes.
+import type { SpoolConfig } from "../../compiler/ir.js";
+import type { Clock } from "../clock.js";
+import { deadReasonLabel, type SpoolMetrics } from "../observability/metrics.js";
+import type { RuntimeLogger } from "../observability/log.js";
+import type { Store } from "../store/store.js";
+import { createDispatcher, type AttemptEvent, type DeliveryDispatcher, type DispatcherDeps, type StopReport } from "./dispatcher.js";
+import { dispatcherConfigFromIr } from "./from-ir.js";
+import { storeDeliveryQueue } from "./store-queue.js";
+
+export type DeliveryCounters = SpoolMetrics["delivery"];
+
+export interface DeliveryServiceDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  /** Read on every attempt, so metrics created (or recreated) after the service still count. */
+  readonly getMetrics?: () => DeliveryCounters | undefined;
+  readonly log?: RuntimeLogger;
+  /** waitReady's fallback tick (default 1 s): how late a delayed retry may start at most. */
+  readonly fallbackTickMs?: number;
+  /** Passed through to the dispatcher (tests: fixed random, fake DNS). */
+  readonly dispatcher?: Pick<DispatcherDeps, "random" | "resolveHost" | "createAgent" | "storeRetryMs">;
+}
+
+export interface DeliveryService {
+  /** Builds the dispatcher from the IR and starts draining its deliver routes. Throws on a config the dispatcher refuses. */
+  start(config: SpoolConfig): void;
+  /**
+   * Applies a reloaded config: new, changed and removed targets, headers, signing, retry, egress.
+   * Running deliveries finish on their old settings. Throws (and changes nothing) when the config
+   * is refused, e.g. a malformed signing key.
+   */
+  reconfigure(config: SpoolConfig): void;
+  /** Stops leasing, waits up to drainMs for running deliveries; the rest stay leased until their lease expires. */
+  stop(options: { drainMs: number }): Promise<StopReport>;
+  /** Deliveries running now (health and shutdown logs). */
+  inFlight(): { total: number; byTarget: Record<string, number> };
+}
+
+export function createDeliveryService(deps: DeliveryServiceDeps): DeliveryService {
+  const log = deps.log?.child({ component: "delivery" });
+  let dispatcher: DeliveryDispatcher | undefined;
+  let stopped = false;
+
+  const queue = storeDeliveryQueue(deps.store, deps.clock, {
+    fallbackTickMs: deps.fallbackTickMs,
+    onLeaseConflict: (conflicts, operation) =>
+      log?.warn("delivery settled after its lease ended; the message was already back in the queue", { operation, conflicts: conflicts.length }),
+  });
+
+  function count(event: AttemptEvent): void {
+    const metrics = deps.getMetrics?.();
+    if (!metrics) return;
+    metrics.attempts.inc();
+    if (event.outcome === "acked") metrics.acked.inc();
+    else if (event.outcome === "retry") metrics.retry.inc();
+    else {
+      metrics.dead.inc();
+      metrics.deadByReason.inc({ reason: deadReasonLabel(event.deadReason) });
+    }
+  }
+
+  function logAttempt(event: AttemptEvent): void {
+    if (!log?.enabled("debug")) return;
+    log.debug("delivery attempt", {
+      route: event.route,
+      target: event.target,
+      event_id: event.eventId,
+      attempt: event.attempt,
+      outcome: event.outcome,
+      ...(event.statusCode !== undefined ? { status_code: event.statusCode } : {}),
+      ...(event.error !== undefined ? { error: event.error } : {}),
+      ...(event.deadReason !== undefined ? { dead_reason: event.deadReason } : {}),
+      duration_ms: event.durationMs,
+      // Exec output is bounded by the deliverer; it is for debugging a program, never above debug.
+      ...(event.output ? { stdout: event.output.stdout, stderr: event.output.stderr, output_truncated: event.output.truncated } : {}),
+    });
+  }
+
+  return {
+    start(config) {
+      if (dispatcher) throw new Error("delivery service already started");
+      if (stopped) throw new Error("delivery service was stopped");
+      dispatcher = createDispatcher(dispatcherConfigFromIr(config), {
+        ...deps.dispatcher,
+        queue,
+        clock: deps.clock,
+        observer: {
+          onAttempt(event) {
+            count(event);
+            logAttempt(event);
+          },
+          onError(error, context) {
+            log?.warn("delivery loop error", { ...context, error: error instanceof Error ? error.message : String(error) });
+          },
+        },
+      });
+      dispatcher.start();
+    },
+
+    reconfigure(config) {
+      if (!dispatcher || stopped) throw new Error("delivery service is not running");
+      dispatcher.reconfigure(dispatcherConfigFromIr(config));
+    },
+
+    async stop({ drainMs }) {
+      stopped = true;
+      if (!dispatcher) return { abandoned: 0 };
+      const report = await dispatcher.stop({ drainMs });
+      if (report.abandoned > 0) log?.warn("delivery drain budget ran out; leases expire on their own", { abandoned: report.abandoned });
+      return report;
+    },
+
+    inFlight() {
+      return dispatcher?.inFlight() ?? { total: 0, byTarget: {} };
+    },
+  };
+}

@@ -1,0 +1,136 @@
+// Adapts the real Store to the dispatcher's narrow DeliveryQueue.
+import type { Clock } from "../clock.js";
+import type { LeaseConflict, Store } from "../store/store.js";
+import type { AttemptRecord, DeliveryQueue, Leased, NackHow } from "./queue.js";
+
+export interface StoreQueueOptions {
+  /**
+   * How long waitReady waits without a ready signal. The store signals enqueues and nacks, but a
+   * delayed retry or an expired lease becomes ready by time alone, so the worker must look again.
+   */
+  readonly fallbackTickMs?: number;
+  /** Ack/nack of a lease that had already expired (the message went back to the queue). */
+  readonly onLeaseConflict?: (conflicts: readonly LeaseConflict[], operation: "ack" | "nack") => void;
+}
+
+export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQueueOptions = {}): DeliveryQueue {
+  const fallbackTickMs = options.fallbackTickMs ?? 1_000;
+  // Retries this process scheduled, per route/target: waitReady wakes when the earliest comes due
+  // instead of waiting for the fallback tick, so a 50 ms backoff is not stretched to a second.
+  const leaseKeys = new Map<string, string>();
+  const retryDueAtMs = new Map<string, number[]>();
+  /** The earliest pending retry of route/target; retries already due are dropped and reported as `now`. */
+  const nextDueMs = (key: string): number | undefined => {
+    const all = retryDueAtMs.get(key);
+    if (!all) return undefined;
+    const nowMs = clock.now();
+    let earliestMs = Infinity;
+    let anyDue = false;
+    const pending: number[] = [];
+    for (const atMs of all) {
+      if (atMs <= nowMs) anyDue = true;
+      else {
+        pending.push(atMs);
+        earliestMs = Math.min(earliestMs, atMs);
+      }
+    }
+    if (pending.length === 0) retryDueAtMs.delete(key);
+    else retryDueAtMs.set(key, pending);
+    if (anyDue) return nowMs;
+    return pending.length > 0 ? earliestMs : undefined;
+  };
+  const reportConflicts = (conflicts: readonly LeaseConflict[], operation: "ack" | "nack") => {
+    if (conflicts.length > 0) options.onLeaseConflict?.(conflicts, operation);
+  };
+
+  return {
+    async dequeue(request, signal) {
+      // maxWaitMs 0: the dispatcher waits in waitReady, where it can also be woken by a reload or stop.
+      const leased = await store.dequeue({ route: request.route, target: request.target, batch: request.batch, leaseTtlMs: request.leaseTtlMs, maxWaitMs: 0 }, signal);
+      for (const message of leased) leaseKeys.set(message.leaseId, queueKey(request.route, request.target));
+      return leased.map(
+        (message): Leased => ({
+          leaseId: message.leaseId,
+          id: message.id,
+          attempt: message.attempt,
+          // A view, not a copy: bodies can be megabytes and are only read.
+          body: Buffer.from(message.payload.buffer, message.payload.byteOffset, message.payload.byteLength),
+          headers: message.headers,
+        }),
+      );
+    },
+
+    async ack(leaseIds) {
+      for (const leaseId of leaseIds) leaseKeys.delete(leaseId);
+      const outcome = await store.ack(leaseIds);
+      reportConflicts(outcome.conflicts, "ack");
+      return outcome;
+    },
+
+    async nack(leaseIds, how: NackHow) {
+      const outcome = await store.nack(leaseIds, "dead" in how ? { dead: true, reason: how.reason } : { delayMs: how.delayMs });
+      const keys = leaseIds.map((leaseId) => leaseKeys.get(leaseId));
+      for (const leaseId of leaseIds) leaseKeys.delete(leaseId);
+      if (!("dead" in how)) {
+        // Read the clock after the store has set next_run_at, so the wake-up is never early.
+        const dueAtMs = clock.now() + how.delayMs;
+        const conflicted = new Set(outcome.conflicts.map((c) => c.leaseId));
+        leaseIds.forEach((leaseId, i) => {
+          const key = keys[i];
+          if (key === undefined || conflicted.has(leaseId)) return;
+          const pending = retryDueAtMs.get(key) ?? [];
+          pending.push(dueAtMs);
+          retryDueAtMs.set(key, pending);
+        });
+      }
+      reportConflicts(outcome.conflicts, "nack");
+      return outcome;
+    },
+
+    recordAttempt(record: AttemptRecord) {
+      return store.recordAttempts([
+        {
+          messageId: record.eventId,
+          route: record.route,
+          target: record.target,
+          attempt: record.attempt,
+          statusCode: record.statusCode ?? null,
+          error: record.error ?? null,
+          outcome: record.outcome,
+          deadReason: record.deadReason ?? null,
+        },
+      ]);
+    },
+
+    waitReady(route, target, signal) {
+      // The store's ready signal names the route only; a wake-up for another target of the same
+      // route costs one empty dequeue, which is cheaper than missing one.
+      return new Promise<void>((resolve) => {
+        if (signal.aborted) return resolve();
+        const tick = new AbortController();
+        let done = false;
+        let unsubscribe: (() => void) | undefined;
+        const finish = () => {
+          if (done) return;
+          done = true;
+          unsubscribe?.();
+          signal.removeEventListener("abort", finish);
+          tick.abort();
+          resolve();
+        };
+        unsubscribe = store.onReady((readyRoute) => {
+          if (readyRoute === undefined || readyRoute === route) finish();
+        });
+        if (done) unsubscribe();
+        signal.addEventListener("abort", finish, { once: true });
+        const dueMs = nextDueMs(queueKey(route, target));
+        const waitMs = dueMs === undefined ? fallbackTickMs : Math.max(0, Math.min(fallbackTickMs, dueMs - clock.now()));
+        clock.sleep(waitMs, tick.signal).then(finish, () => {});
+      });
+    },
+  };
+}
+
+function queueKey(route: string, target: string): string {
+  return `${route}\u0000${target}`;
+}
