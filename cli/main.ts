@@ -1,12 +1,70 @@
 #!/usr/bin/env node
 import { cac } from "cac";
+import { runConfigDiff } from "./commands/config-diff.js";
+import { runConfigFmt } from "./commands/config-fmt.js";
+import { runConfigValidate } from "./commands/config-validate.js";
+import { processOutput } from "./io.js";
 import { spoolVersion } from "./version.js";
 
+const DEFAULT_CONFIG = "./Spoolfile";
+
+// cac matches one word per command; `spool config fmt` is registered as the command "config fmt"
+// and the two words are joined before parsing.
+const argv = [...process.argv];
+if (argv[2] === "config" && argv[3] !== undefined && !argv[3].startsWith("-")) argv.splice(2, 2, `config ${argv[3]}`);
+
 const cli = cac("spool");
+let pending: Promise<number> | undefined;
 
 cli.command("version", "Print the Spool version").action(() => {
   process.stdout.write(`${spoolVersion}\n`);
 });
 
+cli
+  .command("config fmt", "Format the Spoolfile losslessly (stdout unless --write or --check)")
+  .option("--config <file>", "Config file", { default: DEFAULT_CONFIG })
+  .option("--write", "Rewrite the file atomically")
+  .option("--check", "Exit 1 when the file is not formatted; print nothing")
+  .example("spool config fmt --config Spoolfile --check")
+  .action((flags: { config: string; write?: boolean; check?: boolean }) => {
+    pending = runConfigFmt(flags, processOutput);
+  });
+
+cli
+  .command("config validate", "Validate the Spoolfile: exit 0 valid, 1 invalid, 2 usage error")
+  .option("--config <file>", "Config file", { default: DEFAULT_CONFIG })
+  .option("--format <format>", "text or json", { default: "text" })
+  .option("--strict-secrets", "Treat unreadable secrets (unset env, missing file) as errors")
+  .example("spool config validate --config Spoolfile --format json")
+  .action((flags: { config: string; format: string; strictSecrets?: boolean }) => {
+    pending = runConfigValidate(flags, processOutput);
+  });
+
+cli
+  .command("config diff [old] [new]", "Unified diff of two Spoolfiles after formatting: exit 0 same, 1 different, 2 error")
+  .option("--semantic", "List IR-level changes instead of a text diff")
+  .example("spool config diff Spoolfile.old Spoolfile --semantic")
+  .action((oldPath: string | undefined, newPath: string | undefined, flags: { semantic?: boolean }) => {
+    pending = runConfigDiff(oldPath, newPath, flags, processOutput);
+  });
+
 cli.help();
-cli.parse();
+cli.version(spoolVersion);
+
+try {
+  cli.parse(argv, { run: false });
+  if (!cli.matchedCommand && !cli.options.help && !cli.options.version) {
+    const given = cli.args[0];
+    if (given !== undefined) {
+      process.stderr.write(`spool: unknown command ${JSON.stringify(given)}; run spool --help\n`);
+      process.exitCode = 2;
+    } else cli.outputHelp();
+  } else {
+    await cli.runMatchedCommand();
+    if (pending) process.exitCode = await pending;
+  }
+} catch (error) {
+  // Usage errors (unknown or malformed options) exit 2, like the config commands' usage errors.
+  process.stderr.write(`spool: ${(error as Error).message}\n`);
+  process.exitCode = 2;
+}

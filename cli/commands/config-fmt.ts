@@ -1,0 +1,33 @@
+import { readFile } from "node:fs/promises";
+import { formatText, writeFileAtomically } from "../../compiler/index.js";
+import { renderDiagnostic } from "../../grammar/index.js";
+import { readConfigText, type CommandOutput } from "../io.js";
+
+export interface FmtFlags {
+  readonly config: string;
+  readonly write?: boolean;
+  readonly check?: boolean;
+}
+
+// DECISIONS.md "config fmt": stdout by default; --write rewrites atomically; --check prints nothing
+// and exits 1 when unformatted; a parse error exits 2 with --check, 1 otherwise.
+export async function runConfigFmt(flags: FmtFlags, out: CommandOutput): Promise<number> {
+  const parseFailureCode = flags.check ? 2 : 1;
+  const read = await readConfigText(flags.config);
+  if (!read.ok) {
+    out.stderr(read.message);
+    return parseFailureCode;
+  }
+  const result = formatText(read.text, flags.config);
+  if (!result.ok) {
+    for (const d of result.diagnostics) out.stderr(renderDiagnostic(d));
+    return parseFailureCode;
+  }
+  if (flags.check) return result.text === read.text ? 0 : 1;
+  if (flags.write) {
+    if (result.text !== (await readFile(flags.config, "utf8"))) await writeFileAtomically(flags.config, result.text);
+    return 0;
+  }
+  out.stdoutRaw(result.text);
+  return 0;
+}

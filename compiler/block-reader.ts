@@ -1,0 +1,85 @@
+import { directivesOf, formatSpan, type Arg, type Directive } from "../grammar/index.js";
+import { nameOf, spanOf, type CompileContext } from "./context.js";
+import { decodeBool, decodeDuration, decodeInt, decodeSize, expectArgs, expectNoBlock } from "./values.js";
+
+export interface DirectiveRule {
+  /** Repeatable directives (`auth token`, `allow`, `header`, …) may appear more than once. */
+  readonly repeatable?: boolean;
+  readonly handle: (d: Directive) => void;
+}
+
+/**
+ * Dispatches the directives of `owner`'s block to `rules`, reporting unknown directives (with the
+ * accepted names) and duplicates (with the first occurrence's position).
+ */
+export function readBlock(cx: CompileContext, owner: Directive, where: string, rules: Readonly<Record<string, DirectiveRule>>): void {
+  if (!owner.block) {
+    cx.error(spanOf(owner), `${where} needs a block: ${where} { … }`);
+    return;
+  }
+  readDirectives(cx, directivesOf(owner.block.items), where, rules);
+}
+
+export function readDirectives(cx: CompileContext, directives: readonly Directive[], where: string, rules: Readonly<Record<string, DirectiveRule>>): void {
+  const seen = new Map<string, Directive>();
+  for (const d of directives) {
+    if (!d.name) continue; // a nameless block was already reported by the parser
+    const name = nameOf(d);
+    const rule = Object.hasOwn(rules, name) ? rules[name] : undefined;
+    if (!rule) {
+      cx.error(spanOf(d), `unknown directive "${name}" in ${where}; expected one of: ${Object.keys(rules).join(", ")}`);
+      continue;
+    }
+    const first = seen.get(name);
+    if (first && !rule.repeatable) {
+      cx.error(spanOf(d), `duplicate directive "${name}" in ${where} (first at ${formatSpan(spanOf(first))})`);
+      continue;
+    }
+    seen.set(name, d);
+    rule.handle(d);
+  }
+}
+
+/** The single argument of a `name value` directive, or undefined after reporting. */
+export function singleArg(cx: CompileContext, d: Directive, usage: string): Arg | undefined {
+  if (!expectArgs(cx, d, 1, 1, usage) || !expectNoBlock(cx, d)) return undefined;
+  return d.args[0];
+}
+
+/** Rule builders for the common scalar shapes; `set` receives the decoded value. */
+export const scalar = {
+  bool: (cx: CompileContext, what: string, set: (v: boolean) => void): DirectiveRule => ({
+    handle: (d) => {
+      const arg = singleArg(cx, d, `${what} on|off`);
+      const v = arg && decodeBool(cx, arg, what);
+      if (v !== undefined) set(v);
+    },
+  }),
+  duration: (cx: CompileContext, what: string, set: (v: number | null) => void, opts: { allowOff?: boolean; positive?: boolean } = {}): DirectiveRule => ({
+    handle: (d) => {
+      const arg = singleArg(cx, d, `${what} <duration>`);
+      const v = arg && decodeDuration(cx, arg, what, opts);
+      if (v !== undefined) set(v);
+    },
+  }),
+  size: (cx: CompileContext, what: string, set: (v: number) => void): DirectiveRule => ({
+    handle: (d) => {
+      const arg = singleArg(cx, d, `${what} <size>`);
+      const v = arg && decodeSize(cx, arg, what);
+      if (v !== undefined) set(v);
+    },
+  }),
+  int: (cx: CompileContext, what: string, min: number, max: number, set: (v: number) => void): DirectiveRule => ({
+    handle: (d) => {
+      const arg = singleArg(cx, d, `${what} <number>`);
+      const v = arg && decodeInt(cx, arg, what, min, max);
+      if (v !== undefined) set(v);
+    },
+  }),
+  text: (cx: CompileContext, what: string, set: (v: string, arg: Arg) => void): DirectiveRule => ({
+    handle: (d) => {
+      const arg = singleArg(cx, d, `${what} <value>`);
+      if (arg) set(cx.text(arg), arg);
+    },
+  }),
+};

@@ -1,0 +1,94 @@
+import type { Directive } from "../../grammar/index.js";
+import { directivesOf } from "../../grammar/index.js";
+import { readBlock, scalar } from "../block-reader.js";
+import { nameOf, spanOf, type CompileContext } from "../context.js";
+import { DEFAULTS } from "../defaults.js";
+import type { NamedSecret, RotatingSecret, SecretSource } from "../ir.js";
+import { decodeSecretSource, decodeTimestamp, expectArgs, expectNoBlock, singleArgOf } from "../values.js";
+
+const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+// vars { NAME value … } — registered before anything else compiles, so every value may use {vars.NAME}.
+export function registerVars(cx: CompileContext, d: Directive | undefined): void {
+  if (!d) return;
+  if (!d.block) {
+    cx.error(spanOf(d), "vars needs a block: vars { NAME value }");
+    return;
+  }
+  const seen = new Set<string>();
+  for (const v of directivesOf(d.block.items)) {
+    if (!v.name) continue;
+    const name = nameOf(v);
+    if (!VAR_NAME.test(name)) {
+      cx.error(v.name.span, `vars: ${JSON.stringify(name)} is not a valid variable name (letters, digits and _, not starting with a digit)`);
+      continue;
+    }
+    if (seen.has(name)) {
+      cx.error(v.name.span, `vars: ${name} is defined twice`);
+      continue;
+    }
+    seen.add(name);
+    if (!expectArgs(cx, v, 1, 1, `${name} <value>`) || !expectNoBlock(cx, v)) continue;
+    cx.defineVar(v.name, v.args[0]);
+  }
+}
+
+// secrets { secret "ID" { value <source>; valid_from <ts>; valid_until <ts>; runtime <bool>; max_versions N } … }
+export function compileSecrets(cx: CompileContext, d: Directive | undefined): NamedSecret[] {
+  const out: NamedSecret[] = [];
+  if (!d) return out;
+  const ids = new Set<string>();
+  readBlock(cx, d, "secrets", {
+    secret: {
+      repeatable: true,
+      handle: (s) => {
+        if (!expectArgs(cx, s, 1, 1, 'secret "ID" { value <source> }')) return;
+        const id = cx.text(s.args[0]);
+        if (ids.has(id)) cx.error(s.args[0].span, `secrets: secret ${JSON.stringify(id)} is defined twice`);
+        ids.add(id);
+        let source: SecretSource | undefined;
+        let validFromMs: number | null = null;
+        let validUntilMs: number | null = null;
+        let runtime = false;
+        let maxVersions: number = DEFAULTS.secretMaxVersions;
+        readBlock(cx, s, `secret ${JSON.stringify(id)}`, {
+          value: { handle: (v) => { const a = singleArgOf(cx, v, "value <source>"); source = a && decodeSecretSource(cx, a, "secret value"); } },
+          valid_from: { handle: (v) => { const a = singleArgOf(cx, v, "valid_from <RFC 3339>"); validFromMs = (a && decodeTimestamp(cx, a, "valid_from")) ?? null; } },
+          valid_until: { handle: (v) => { const a = singleArgOf(cx, v, "valid_until <RFC 3339>"); validUntilMs = (a && decodeTimestamp(cx, a, "valid_until")) ?? null; } },
+          runtime: scalar.bool(cx, "runtime", (v) => (runtime = v)),
+          max_versions: scalar.int(cx, "max_versions", 1, 1000, (v) => (maxVersions = v)),
+        });
+        if (!source) {
+          if (s.block) cx.error(spanOf(s), `secret ${JSON.stringify(id)}: value is required`);
+          return;
+        }
+        if (validFromMs !== null && validUntilMs !== null && validUntilMs <= validFromMs) {
+          cx.error(spanOf(s), `secret ${JSON.stringify(id)}: valid_until must be after valid_from`);
+        }
+        out.push({ id, source, validFromMs, validUntilMs, runtime, maxVersions });
+      },
+    },
+  });
+  return out;
+}
+
+/** `secret_ref "A" "B" …` → the named secrets with their validity windows. */
+export function resolveSecretRefs(cx: CompileContext, d: Directive, fromIndex: number, secrets: readonly NamedSecret[], what: string): RotatingSecret[] {
+  const out: RotatingSecret[] = [];
+  const refs = d.args.slice(fromIndex);
+  if (refs.length === 0) cx.error(spanOf(d), `${what}: secret_ref needs at least one secret ID`);
+  for (const ref of refs) {
+    const id = cx.text(ref);
+    const secret = secrets.find((s) => s.id === id);
+    if (!secret) {
+      cx.error(ref.span, `${what}: unknown secret ${JSON.stringify(id)}; define it in secrets { secret ${JSON.stringify(id)} { value … } }`);
+      continue;
+    }
+    out.push({ id, source: secret.source, validFromMs: secret.validFromMs, validUntilMs: secret.validUntilMs });
+  }
+  return out;
+}
+
+export function plainSecret(source: SecretSource): RotatingSecret {
+  return { id: null, source, validFromMs: null, validUntilMs: null };
+}

@@ -1,0 +1,149 @@
+import { formatSpan, type Directive } from "../grammar/index.js";
+import type { CompiledRoute } from "./blocks/route.js";
+import { spanOf, type CompileContext } from "./context.js";
+import type { AdminApiConfig, Backend, IngressConfig, ListenAddress, ObservabilityConfig, PullApiConfig } from "./ir.js";
+import { isLoopbackHost } from "./values.js";
+
+interface CheckInput {
+  readonly ingress: IngressConfig;
+  readonly pullApi: PullApiConfig;
+  readonly adminApi: AdminApiConfig;
+  readonly observability: ObservabilityConfig;
+  readonly compiledRoutes: readonly CompiledRoute[];
+  readonly blocks: ReadonlyMap<string, Directive>;
+}
+
+/** Rules that span several blocks. Returns the instance backend. */
+export function checkConfig(cx: CompileContext, input: CheckInput): Backend {
+  checkRoutes(cx, input.compiledRoutes);
+  checkPull(cx, input);
+  checkListeners(cx, input);
+  checkAdmin(cx, input);
+  return checkBackend(cx, input.compiledRoutes);
+}
+
+/** `/a` covers `/a` and `/a/b`, not `/a-b` (segment-bounded prefix). */
+export function pathCovers(prefix: string, path: string): boolean {
+  return prefix === "/" || path === prefix || path.startsWith(prefix + "/");
+}
+
+function checkRoutes(cx: CompileContext, routes: readonly CompiledRoute[]): void {
+  const byPath = new Map<string, CompiledRoute>();
+  const byEndpoint = new Map<string, CompiledRoute>();
+  for (const [index, current] of routes.entries()) {
+    const { route, pathArg } = current;
+    const first = byPath.get(route.path);
+    if (first) {
+      cx.error(pathArg.span, `duplicate route ${route.path} (first at ${formatSpan(first.pathArg.span)})`);
+      continue;
+    }
+    byPath.set(route.path, current);
+    // Only inbound routes take traffic, so only they can shadow each other.
+    if (route.channel === "inbound") {
+      const shadow = routes.slice(0, index).find((earlier) => earlier.route.channel === "inbound" && earlier.route.match === null && earlier.route.path !== route.path && pathCovers(earlier.route.path, route.path));
+      if (shadow) {
+        cx.error(pathArg.span, `route ${route.path} is shadowed by ${shadow.route.path} (at ${formatSpan(shadow.pathArg.span)}), which comes first and has no match criteria; move ${route.path} above it or give ${shadow.route.path} a match`);
+      }
+    }
+    if (route.application !== null && route.endpointName !== null) {
+      const key = `${route.application}\u0000${route.endpointName}`;
+      const other = byEndpoint.get(key);
+      if (other) {
+        cx.error(spanOf(current.labelSpan!), `application ${JSON.stringify(route.application)} endpoint ${JSON.stringify(route.endpointName)} is already mapped to route ${other.route.path} (at ${formatSpan(other.pathArg.span)}); an endpoint maps to exactly one route`);
+      } else byEndpoint.set(key, current);
+    }
+  }
+}
+
+function checkPull(cx: CompileContext, input: CheckInput): void {
+  const { pullApi } = input;
+  const byPullPath = new Map<string, CompiledRoute>();
+  for (const current of input.compiledRoutes) {
+    const mode = current.route.mode;
+    if (mode.kind !== "pull" || !mode.path) continue;
+    const at = spanOf(current.pullDirective!);
+    const other = byPullPath.get(mode.path);
+    if (other) cx.error(at, `pull path ${mode.path} is already used by route ${other.route.path}`);
+    else byPullPath.set(mode.path, current);
+    if (pullApi.prefix && pathCoversPrefix(pullApi.prefix, mode.path)) {
+      cx.error(at, `pull path ${mode.path} must be relative to pull_api prefix ${pullApi.prefix}: write the path without the prefix`);
+    }
+    if (mode.tokens === null && pullApi.tokens.length === 0) {
+      cx.error(at, `route ${current.route.path} is pulled but no token is configured: add pull_api { auth token <source> } or pull { auth token <source> }`);
+    }
+  }
+}
+
+function pathCoversPrefix(prefix: string, path: string): boolean {
+  return path === prefix || path.startsWith(prefix + "/");
+}
+
+function checkListeners(cx: CompileContext, input: CheckInput): void {
+  const { ingress, pullApi, adminApi, observability } = input;
+  const at = (block: string) => spanOf(input.blocks.get(block) ?? input.blocks.get("observability") ?? firstDirective(input));
+  const listeners: { name: string; block: string; listen: ListenAddress; prefix: string | null }[] = [
+    { name: "ingress", block: "ingress", listen: ingress.listen, prefix: null },
+    { name: "pull_api", block: "pull_api", listen: pullApi.listen, prefix: pullApi.prefix },
+    { name: "admin_api", block: "admin_api", listen: adminApi.listen, prefix: adminApi.prefix },
+  ];
+  if (observability.metrics.enabled) listeners.push({ name: "metrics", block: "observability", listen: observability.metrics.listen, prefix: null });
+  for (let i = 0; i < listeners.length; i++) {
+    for (let j = i + 1; j < listeners.length; j++) {
+      const a = listeners[i];
+      const b = listeners[j];
+      if (a.listen.port === 0 || a.listen.port !== b.listen.port) continue;
+      if (a.listen.address !== b.listen.address) {
+        cx.error(at(b.block), `${b.name} listen ${b.listen.address} and ${a.name} listen ${a.listen.address} use the same port; to share a listener write the identical address`);
+        continue;
+      }
+      if (a.name === "metrics" || b.name === "metrics") {
+        cx.error(at(b.block), `metrics must have its own listener; ${a.name} already uses ${a.listen.address}`);
+        continue;
+      }
+      // Shared listener: the APIs are told apart by prefix (reference-behaviour §1.3).
+      const prefixes = [a, b].filter((l) => l.prefix !== null) as { name: string; block: string; prefix: string }[];
+      for (const l of prefixes) {
+        if (!l.prefix) cx.error(at(l.block), `${l.name} shares ${a.listen.address} with ${l === a ? b.name : a.name}: give ${l.name} a prefix`);
+      }
+      if (prefixes.length === 2 && prefixes[0].prefix && prefixes[1].prefix && (pathCoversPrefix(prefixes[0].prefix, prefixes[1].prefix) || pathCoversPrefix(prefixes[1].prefix, prefixes[0].prefix))) {
+        cx.error(at(b.block), `${prefixes[0].name} prefix ${prefixes[0].prefix} and ${prefixes[1].name} prefix ${prefixes[1].prefix} overlap on the shared listener ${a.listen.address}`);
+      }
+      if (a.name === "ingress") {
+        for (const l of prefixes) {
+          if (!l.prefix) continue;
+          for (const r of input.compiledRoutes) {
+            if (r.route.channel === "inbound" && (pathCoversPrefix(l.prefix, r.route.path) || pathCoversPrefix(r.route.path, l.prefix))) {
+              cx.error(r.pathArg.span, `route ${r.route.path} collides with ${l.name} prefix ${l.prefix} on the shared listener ${a.listen.address}`);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+function checkAdmin(cx: CompileContext, input: CheckInput): void {
+  const { adminApi } = input;
+  // DECISIONS.md "Admin API": a non-loopback admin listener without a token is a config error.
+  if (adminApi.tokens.length === 0 && !isLoopbackHost(adminApi.listen.host)) {
+    const block = input.blocks.get("admin_api");
+    cx.error(block ? spanOf(block) : spanOf(firstDirective(input)), `admin_api listens on ${adminApi.listen.address}, which is not loopback, without a token: add auth token <source> or listen on 127.0.0.1`);
+  }
+}
+
+// DECISIONS.md "Settled details": one backend per instance; routes that name one must agree.
+function checkBackend(cx: CompileContext, routes: readonly CompiledRoute[]): Backend {
+  const written = routes.filter((r) => r.backendWritten);
+  const first = written[0];
+  for (const r of written.slice(1)) {
+    if (r.route.backend !== first.route.backend) {
+      cx.error(r.pathArg.span, `route ${r.route.path} uses backend ${r.route.backend} but route ${first.route.path} uses ${first.route.backend}; one instance has one backend`);
+    }
+  }
+  return first?.route.backend ?? "sqlite";
+}
+
+function firstDirective(input: CheckInput): Directive {
+  const fromBlocks = input.blocks.values().next().value as Directive | undefined;
+  return fromBlocks ?? input.compiledRoutes[0]?.directive ?? ({ name: null, args: [], block: null, trailingComment: null, kind: "directive", span: { file: "Spoolfile", line: 1, col: 1, offset: 0, endOffset: 0 } } as Directive);
+}

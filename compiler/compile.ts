@@ -1,0 +1,154 @@
+import { directivesOf, formatSpan, sortDiagnostics, hasErrors, type Diagnostic, type Directive, type SpoolfileTree } from "../grammar/index.js";
+import { CompileContext, nameOf, spanOf, type CompileOptions } from "./context.js";
+import { compileAdminApi, compileIngress, compilePullApi } from "./blocks/apis.js";
+import { compileDefaults } from "./blocks/defaults.js";
+import { compileMatchBlock } from "./blocks/matcher.js";
+import { compileObservability } from "./blocks/observability.js";
+import { compileRoute, type CompiledRoute, type RouteGlobals } from "./blocks/route.js";
+import { compileSecrets, registerVars } from "./blocks/secrets.js";
+import { compileQueueLimits, compileRetention } from "./blocks/storage.js";
+import { checkConfig } from "./checks.js";
+import type { Backend, ChannelKind, MatchCriteria, Route, SpoolConfig } from "./ir.js";
+
+export interface CompileResult {
+  /** Null when any error was found. */
+  readonly config: SpoolConfig | null;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+const SINGLE_BLOCKS = [
+  "ingress",
+  "pull_api",
+  "admin_api",
+  "observability",
+  "queue_limits",
+  "queue_retention",
+  "delivered_retention",
+  "dlq_retention",
+  "attempts_retention",
+  "defaults",
+  "vars",
+  "secrets",
+] as const;
+type SingleBlock = (typeof SINGLE_BLOCKS)[number];
+const CHANNELS = ["inbound", "outbound", "internal"] as const;
+
+/** A route statement found at top level or inside a channel wrapper. */
+interface RouteStatement {
+  readonly directive: Directive;
+  readonly channel: ChannelKind;
+  readonly pathIndex: number;
+}
+
+/** Tree → IR. Collects every diagnostic; the config is null when any of them is an error. */
+export function compileTree(tree: SpoolfileTree, options: CompileOptions = {}): CompileResult {
+  const cx = new CompileContext(tree.file, options);
+  const blocks = new Map<SingleBlock, Directive>();
+  const matcherDirectives: Directive[] = [];
+  const routeStatements: RouteStatement[] = [];
+
+  for (const d of directivesOf(tree.items)) {
+    if (!d.name) continue;
+    const name = nameOf(d);
+    if ((SINGLE_BLOCKS as readonly string[]).includes(name)) {
+      const first = blocks.get(name as SingleBlock);
+      if (first) cx.error(spanOf(d), `duplicate top-level block "${name}" (first at ${formatSpan(spanOf(first))})`);
+      else blocks.set(name as SingleBlock, d);
+    } else if (name.startsWith("@") && d.name.kind === "word") {
+      matcherDirectives.push(d);
+    } else if (d.name.kind === "string" || name.startsWith("/")) {
+      routeStatements.push({ directive: d, channel: "inbound", pathIndex: -1 });
+    } else if ((CHANNELS as readonly string[]).includes(name)) {
+      collectChannel(cx, d, name as ChannelKind, routeStatements);
+    } else {
+      cx.error(spanOf(d), `unknown top-level block "${name}"; expected a route (/path { … }), @matcher, inbound/outbound/internal, or one of: ${SINGLE_BLOCKS.join(", ")}`);
+    }
+  }
+
+  registerVars(cx, blocks.get("vars"));
+  const secrets = compileSecrets(cx, blocks.get("secrets"));
+  const defaults = compileDefaults(cx, blocks.get("defaults"));
+  const matchers = compileMatchers(cx, matcherDirectives);
+  const globals: RouteGlobals = { defaults, matchers, secrets };
+  const compiledRoutes: CompiledRoute[] = [];
+  for (const statement of routeStatements) {
+    const { directive, channel, pathIndex } = statement;
+    const pathArg = pathIndex < 0 ? directive.name! : directive.args[pathIndex];
+    if (pathIndex < 0 && directive.args.length > 0) {
+      cx.error(directive.args[0].span, `route ${pathArg.raw}: unexpected argument ${JSON.stringify(directive.args[0].value)} (a route is /path { … })`);
+    }
+    if (!directive.block) {
+      cx.error(pathArg.span, `route ${pathArg.raw} needs a block: ${pathArg.raw} { … }`);
+      continue;
+    }
+    const compiled = compileRoute(cx, directive, pathArg, channel, globals);
+    if (compiled) compiledRoutes.push(compiled);
+  }
+
+  const partial = {
+    ingress: compileIngress(cx, blocks.get("ingress")),
+    pullApi: compilePullApi(cx, blocks.get("pull_api")),
+    adminApi: compileAdminApi(cx, blocks.get("admin_api")),
+    observability: compileObservability(cx, blocks.get("observability")),
+    queueLimits: compileQueueLimits(cx, blocks.get("queue_limits")),
+    retention: compileRetention(cx, {
+      queue: blocks.get("queue_retention"),
+      delivered: blocks.get("delivered_retention"),
+      dlq: blocks.get("dlq_retention"),
+      attempts: blocks.get("attempts_retention"),
+    }),
+    defaults,
+    vars: cx.allVars(),
+    secrets,
+    matchers,
+  };
+  const backend = checkConfig(cx, { ...partial, compiledRoutes, blocks });
+  const routes: Route[] = compiledRoutes.map((c) => ({ ...c.route, backend }));
+  const config: SpoolConfig = { ...partial, routes, backend };
+  const diagnostics = sortDiagnostics(cx.diagnostics);
+  return { config: hasErrors(diagnostics) ? null : config, diagnostics };
+}
+
+// inbound|outbound|internal /path { … }   or the wrapper   internal { /a { … } /b { … } }
+function collectChannel(cx: CompileContext, d: Directive, channel: ChannelKind, into: RouteStatement[]): void {
+  if (d.args.length === 1) {
+    into.push({ directive: d, channel, pathIndex: 0 });
+    return;
+  }
+  if (d.args.length > 1) {
+    cx.error(d.args[1].span, `${channel}: expected ${channel} /path { … } or ${channel} { /path { … } … }`);
+    return;
+  }
+  if (!d.block) {
+    cx.error(spanOf(d), `${channel} needs a route: ${channel} /path { … } or ${channel} { /path { … } }`);
+    return;
+  }
+  for (const inner of directivesOf(d.block.items)) {
+    if (!inner.name) continue;
+    if (inner.name.kind === "string" || inner.name.value.startsWith("/")) into.push({ directive: inner, channel, pathIndex: -1 });
+    else cx.error(spanOf(inner), `${channel} block: expected a route /path { … }, got ${JSON.stringify(inner.name.value)}`);
+  }
+}
+
+// @name { method …; host …; header "N" "V"; … } at top level, referenced by `match @name`.
+function compileMatchers(cx: CompileContext, directives: readonly Directive[]): Record<string, MatchCriteria> {
+  const out: Record<string, MatchCriteria> = {};
+  const firstAt = new Map<string, Directive>();
+  for (const d of directives) {
+    const name = nameOf(d).slice(1);
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) {
+      cx.error(spanOf(d), `matcher name ${JSON.stringify(nameOf(d))} must be @ followed by letters, digits, _, . or -`);
+      continue;
+    }
+    if (firstAt.has(name)) {
+      cx.error(spanOf(d), `duplicate matcher @${name} (first at ${formatSpan(spanOf(firstAt.get(name)!))})`);
+      continue;
+    }
+    firstAt.set(name, d);
+    if (d.args.length > 0) cx.error(d.args[0].span, `matcher @${name} takes no arguments, only a block`);
+    out[name] = compileMatchBlock(cx, d, `@${name}`);
+  }
+  return out;
+}
+
+export type { Backend };

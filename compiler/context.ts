@@ -1,0 +1,114 @@
+import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { errorAt, warningAt, type Arg, type Diagnostic, type Directive, type Span } from "../grammar/index.js";
+
+export interface CompileOptions {
+  /** Environment for `env:` secrets and `{env.X}` / `{$X}` placeholders. Default: process.env. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Reads `file:` secrets and `{file.X}` placeholders. Default: the file system, relative to the config's directory. */
+  readonly readFile?: (path: string) => string;
+  /** `spool run`: an unreadable secret is an error instead of a warning. */
+  readonly strictSecrets?: boolean;
+}
+
+const PLACEHOLDER = /\{(?:\$([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?|env\.([A-Za-z_][A-Za-z0-9_]*)|vars\.([A-Za-z_][A-Za-z0-9_]*)|file\.([^}\s]+))\}/g;
+
+/** Collects diagnostics and resolves placeholders; handed to every block compiler. */
+export class CompileContext {
+  readonly diagnostics: Diagnostic[] = [];
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly strictSecrets: boolean;
+  private readonly readFileImpl: (path: string) => string;
+  /** Raw `vars` values by name, with their spans; resolved lazily so vars may reference vars. */
+  private readonly rawVars = new Map<string, Arg>();
+  private readonly resolvedVars = new Map<string, string>();
+  private readonly resolvingVars = new Set<string>();
+
+  constructor(readonly file: string, options: CompileOptions = {}) {
+    this.env = options.env ?? process.env;
+    this.strictSecrets = options.strictSecrets ?? false;
+    const baseDir = dirname(resolve(file));
+    this.readFileImpl = options.readFile ?? ((path) => readFileSync(isAbsolute(path) ? path : resolve(baseDir, path), "utf8"));
+  }
+
+  error(span: Span, message: string): undefined {
+    this.diagnostics.push(errorAt(span, message));
+    return undefined;
+  }
+
+  warning(span: Span, message: string): void {
+    this.diagnostics.push(warningAt(span, message));
+  }
+
+  /** A secret that cannot be read: an error for `spool run`, a warning for `config validate`. */
+  secretProblem(span: Span, message: string): void {
+    if (this.strictSecrets) this.error(span, message);
+    else this.warning(span, message);
+  }
+
+  readFile(path: string): string | undefined {
+    try {
+      return this.readFileImpl(path);
+    } catch {
+      return undefined;
+    }
+  }
+
+  defineVar(name: Arg, value: Arg): void {
+    this.rawVars.set(name.value, value);
+  }
+
+  /** The argument's value with every placeholder resolved. */
+  text(arg: Arg): string {
+    if (!arg.value.includes("{")) return arg.value;
+    return arg.value.replace(PLACEHOLDER, (whole, dollarName?: string, dollarDefault?: string, envName?: string, varName?: string, filePath?: string) => {
+      if (dollarName !== undefined || envName !== undefined) {
+        const name = (dollarName ?? envName)!;
+        const value = this.env[name];
+        if (value !== undefined) return value;
+        if (dollarDefault !== undefined) return dollarDefault;
+        this.warning(arg.span, `environment variable ${name} is not set; ${whole} is empty`);
+        return "";
+      }
+      if (varName !== undefined) return this.resolveVar(varName, arg.span) ?? "";
+      const content = this.readFile(filePath!);
+      if (content === undefined) {
+        this.error(arg.span, `cannot read file "${filePath}" for ${whole}`);
+        return "";
+      }
+      return content;
+    });
+  }
+
+  private resolveVar(name: string, span: Span): string | undefined {
+    const known = this.resolvedVars.get(name);
+    if (known !== undefined) return known;
+    const raw = this.rawVars.get(name);
+    if (!raw) return this.error(span, `unknown variable {vars.${name}}: define it in the vars block`);
+    if (this.resolvingVars.has(name)) {
+      return this.error(raw.span, `placeholder cycle: {vars.${name}} refers back to itself (through ${[...this.resolvingVars].join(" -> ")})`);
+    }
+    this.resolvingVars.add(name);
+    const value = this.text(raw);
+    this.resolvingVars.delete(name);
+    this.resolvedVars.set(name, value);
+    return value;
+  }
+
+  /** Every defined var, resolved (for the IR). */
+  allVars(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [name, arg] of this.rawVars) out[name] = this.resolveVar(name, arg.span) ?? "";
+    return out;
+  }
+}
+
+/** The directive's name as written (`""` for a recovered nameless block). */
+export function nameOf(d: Directive): string {
+  return d.name?.value ?? "";
+}
+
+/** Where a directive's problem is reported: its name, or its block for a nameless one. */
+export function spanOf(d: Directive): Span {
+  return d.name?.span ?? d.span;
+}

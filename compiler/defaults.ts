@@ -1,0 +1,114 @@
+// Every default of the Spoolfile, once, with where it comes from. The compiler fills the IR from
+// these; nothing else in Spool knows a default.
+import type {
+  AdaptiveBackpressure,
+  DeliverDefaults,
+  EgressPolicy,
+  PublishPolicy,
+  RetentionConfig,
+  TracingConfig,
+  TrendSignals,
+} from "./ir.js";
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const KB = 1024;
+const MB = 1024 * KB;
+
+export const DEFAULTS = {
+  // webhook-queue.md "What the service does" / reference-behaviour §1.3
+  ingressListen: ":8080",
+  pullListen: ":9443",
+  adminListen: "127.0.0.1:2019",
+  metricsListen: "127.0.0.1:9900",
+  metricsPrefix: "/metrics",
+  // webhook-queue.md "Limits"
+  pullMaxBatch: 100,
+  pullMaxLeaseBatch: 100,
+  pullDefaultLeaseTtlMs: 30 * SECOND,
+  pullMaxLeaseTtlMs: null as number | null,
+  pullDefaultMaxWaitMs: 0,
+  pullMaxWaitMs: null as number | null,
+  // reference-behaviour §1.3 queue_limits
+  maxDepth: 10_000,
+  // reference-behaviour §1.3 defaults
+  maxBodyBytes: 2 * MB,
+  maxHeadersBytes: 64 * KB,
+  // DECISIONS.md "Push and exec"
+  deliver: {
+    retry: { maxRetries: 8, baseMs: 2 * SECOND, capMs: 2 * MINUTE, jitter: 0.2 },
+    timeoutMs: 10 * SECOND,
+    concurrency: 20,
+  } satisfies DeliverDefaults,
+  egress: { allow: [], deny: [], httpsOnly: true, redirects: false, dnsRebindProtection: true } satisfies EgressPolicy,
+  publishPolicy: {
+    direct: true,
+    managed: true,
+    allowPullRoutes: true,
+    allowDeliverRoutes: true,
+    requireActor: false,
+    requireRequestId: false,
+    failClosed: false,
+    actorAllow: [],
+    actorPrefix: [],
+  } satisfies PublishPolicy,
+  adaptiveBackpressure: {
+    enabled: false,
+    minTotal: 200,
+    queuedPercent: 80,
+    readyLagMs: 30 * SECOND,
+    oldestQueuedAgeMs: 60 * SECOND,
+    sustainedGrowth: true,
+  } satisfies AdaptiveBackpressure,
+  trendSignals: {
+    windowMs: 15 * MINUTE,
+    expectedCaptureIntervalMs: MINUTE,
+    staleGraceFactor: 3,
+    sustainedGrowthConsecutive: 3,
+    sustainedGrowthMinSamples: 5,
+    sustainedGrowthMinDelta: 10,
+    recentSurgeMinTotal: 20,
+    recentSurgeMinDelta: 10,
+    recentSurgePercent: 50,
+    deadShareHighMinTotal: 10,
+    deadShareHighPercent: 20,
+    queuedPressureMinTotal: 20,
+    queuedPressurePercent: 75,
+    queuedPressureLeasedMultiplier: 2,
+  } satisfies TrendSignals,
+  // reference-behaviour §1.3 retention blocks
+  retention: {
+    queue: { maxAgeMs: 7 * DAY, pruneIntervalMs: 5 * MINUTE },
+    delivered: { maxAgeMs: null },
+    dlq: { maxAgeMs: 30 * DAY, maxDepth: 10_000 },
+    attempts: { maxAgeMs: 7 * DAY, maxRows: 200_000 },
+  } satisfies RetentionConfig,
+  // webhook-queue.md "Tracing" (the spec's defaults win over the reference code's)
+  tracing: {
+    enabled: false,
+    collector: null,
+    urlPath: "/v1/traces",
+    timeoutMs: 10 * SECOND,
+    compression: "none",
+    insecure: false,
+    proxyUrl: null,
+    tls: { caFile: null, certFile: null, keyFile: null, serverName: null, insecureSkipVerify: false },
+    retry: { enabled: false, initialIntervalMs: null, maxIntervalMs: null, maxElapsedTimeMs: null },
+    headers: [],
+  } satisfies TracingConfig,
+  // reference-behaviour §1.4
+  hmacToleranceMs: 5 * MINUTE,
+  hmacSignatureHeader: "X-Signature",
+  hmacTimestampHeader: "X-Timestamp",
+  hmacNonceHeader: "X-Nonce",
+  forwardAuthTimeoutMs: 2 * SECOND,
+  forwardAuthBodyLimitBytes: 64 * KB,
+  signatureHeader: "X-Spool-Signature",
+  timestampHeader: "X-Spool-Timestamp",
+  secretMaxVersions: 32,
+  /** reference-behaviour §1.2: the largest size accepted. */
+  maxSizeBytes: 1024 * 1024 * MB,
+  deliverConcurrencyMax: 10_000,
+} as const;

@@ -1,0 +1,89 @@
+import { createTwoFilesPatch } from "diff";
+import type { DeliverTarget, Route, SpoolConfig } from "./ir.js";
+
+/** Unified diff of two (already formatted) texts; empty when they are equal. */
+export function unifiedDiff(oldText: string, newText: string, oldName: string, newName: string): string {
+  if (oldText === newText) return "";
+  return createTwoFilesPatch(oldName, newName, oldText, newText, "", "", { context: 3 });
+}
+
+export interface ConfigChange {
+  readonly kind: "added" | "removed" | "changed";
+  /** `route /hooks/github`, `pull_api.maxBatch`, `route /x: mode.targets[https://a].timeoutMs`. */
+  readonly path: string;
+  readonly before?: string;
+  readonly after?: string;
+}
+
+/** IR-level changes between two configs: routes by path, targets by name, everything else by field. */
+export function diffConfigs(before: SpoolConfig, after: SpoolConfig): ConfigChange[] {
+  const changes: ConfigChange[] = [];
+  const { routes: oldRoutes, ...oldRest } = before;
+  const { routes: newRoutes, ...newRest } = after;
+  diffValues(oldRest, newRest, "", changes);
+  const oldByPath = new Map(oldRoutes.map((r) => [r.path, r]));
+  const newByPath = new Map(newRoutes.map((r) => [r.path, r]));
+  for (const r of oldRoutes) if (!newByPath.has(r.path)) changes.push({ kind: "removed", path: `route ${r.path}` });
+  for (const r of newRoutes) {
+    const old = oldByPath.get(r.path);
+    if (!old) changes.push({ kind: "added", path: `route ${r.path}` });
+    else diffValues(keyedRoute(old), keyedRoute(r), `route ${r.path}: `, changes);
+  }
+  return changes;
+}
+
+/** Targets keyed by their name, so reordering or editing one target reads as such. */
+function keyedRoute(route: Route): unknown {
+  if (route.mode.kind !== "deliver") return route;
+  const targets: Record<string, DeliverTarget> = {};
+  for (const t of route.mode.targets) targets[t.target] = t;
+  return { ...route, mode: { ...route.mode, targets } };
+}
+
+function diffValues(a: unknown, b: unknown, path: string, out: ConfigChange[]): void {
+  if (isRecord(a) && isRecord(b) && !Array.isArray(a) && !Array.isArray(b)) {
+    // A secret's resolved value is never printed.
+    if (isSecretSource(a) && isSecretSource(b)) {
+      if (a.kind !== b.kind || a.ref !== b.ref) out.push({ kind: "changed", path: trim(path), before: `${a.kind}:${redactRef(a)}`, after: `${b.kind}:${redactRef(b)}` });
+      else if (a.value !== b.value) out.push({ kind: "changed", path: trim(path), before: "(secret)", after: "(secret changed)" });
+      return;
+    }
+    const left: Record<string, unknown> = a;
+    const right: Record<string, unknown> = b;
+    const keys = new Set([...Object.keys(left), ...Object.keys(right)]);
+    for (const key of keys) {
+      const sub = path === "" || path.endsWith(": ") ? `${path}${key}` : key.includes("/") || key.includes(":") ? `${path}[${key}]` : `${path}.${key}`;
+      if (!(key in left)) out.push({ kind: "added", path: sub, after: show(right[key]) });
+      else if (!(key in right)) out.push({ kind: "removed", path: sub, before: show(left[key]) });
+      else diffValues(left[key], right[key], sub, out);
+    }
+    return;
+  }
+  if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ kind: "changed", path: trim(path), before: show(a), after: show(b) });
+}
+
+function trim(path: string): string {
+  return path.endsWith(": ") ? path.slice(0, -2) : path;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null;
+}
+
+function isSecretSource(v: Record<string, unknown>): v is { kind: string; ref: string; value: string | null } {
+  return (v.kind === "env" || v.kind === "file" || v.kind === "raw") && "ref" in v && "value" in v;
+}
+
+function redactRef(s: { kind: string; ref: string }): string {
+  return s.kind === "raw" ? "(redacted)" : s.ref;
+}
+
+function show(v: unknown): string {
+  return JSON.stringify(v, (_key, value) => (isRecord(value) && isSecretSource(value) ? `${value.kind}:${redactRef(value)}` : value));
+}
+
+export function renderChanges(changes: readonly ConfigChange[]): string {
+  return changes
+    .map((c) => (c.kind === "added" ? `+ ${c.path}${c.after !== undefined ? ` = ${c.after}` : ""}` : c.kind === "removed" ? `- ${c.path}${c.before !== undefined ? ` (was ${c.before})` : ""}` : `~ ${c.path}: ${c.before} -> ${c.after}`))
+    .join("\n");
+}

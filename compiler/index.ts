@@ -1,0 +1,38 @@
+import { readFileSync } from "node:fs";
+import { decodeSpoolfileBytes, parseSpoolfile } from "../grammar/index.js";
+import { compileTree, type CompileResult } from "./compile.js";
+import type { CompileOptions } from "./context.js";
+
+export type { CompileOptions } from "./context.js";
+export type { CompileResult } from "./compile.js";
+export { compileTree } from "./compile.js";
+export { formatText, type FormatResult } from "./format.js";
+export { diffConfigs, renderChanges, unifiedDiff, type ConfigChange } from "./diff.js";
+export { setRouteLabels, findRouteDirective, type EditResult, type RouteLabels } from "./edit.js";
+export { writeFileAtomically, replaceFileAtomically, type Replacement } from "./rewrite.js";
+export { DEFAULTS } from "./defaults.js";
+export { routeTargets } from "./ir.js";
+export type * from "./ir.js";
+
+/** Spoolfile text → IR and diagnostics (syntax and meaning together). */
+export function compileSpoolfile(text: string, file: string, options: CompileOptions = {}): CompileResult {
+  const parsed = parseSpoolfile(text, file);
+  const compiled = compileTree(parsed.tree, options);
+  if (parsed.diagnostics.length === 0) return compiled;
+  const diagnostics = [...parsed.diagnostics, ...compiled.diagnostics].sort((a, b) => a.span.offset - b.span.offset);
+  return { config: null, diagnostics };
+}
+
+/** Reads (strict UTF-8) and compiles a Spoolfile. `text` is null when the file could not be read. */
+export function loadSpoolfile(path: string, options: CompileOptions = {}): CompileResult & { text: string | null } {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "file not found" : (error as Error).message;
+    return { config: null, text: null, diagnostics: [{ severity: "error", message: `cannot read config: ${reason}`, span: { file: path, line: 1, col: 1, offset: 0, endOffset: 0 } }] };
+  }
+  const decoded = decodeSpoolfileBytes(bytes, path);
+  if ("diagnostic" in decoded) return { config: null, text: null, diagnostics: [decoded.diagnostic] };
+  return { ...compileSpoolfile(decoded.text, path, options), text: decoded.text };
+}

@@ -1,0 +1,229 @@
+import { isIP } from "node:net";
+import type { Arg, Directive } from "../grammar/index.js";
+import type { CompileContext } from "./context.js";
+import { nameOf, spanOf } from "./context.js";
+import { DEFAULTS } from "./defaults.js";
+import type { ListenAddress, SecretSource } from "./ir.js";
+
+// Argument decoders. Each returns the decoded value, or undefined after reporting a diagnostic at
+// the argument ("file:line:col: <directive>: expected …, got …").
+
+const DURATION_UNITS_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+function got(arg: Arg): string {
+  return JSON.stringify(arg.value);
+}
+
+/** Argument count check; reports and returns false when the count is wrong. */
+export function expectArgs(cx: CompileContext, d: Directive, min: number, max: number, usage: string): boolean {
+  const count = d.args.length;
+  if (count >= min && count <= max) return true;
+  const expected = min === max ? `${min} argument${min === 1 ? "" : "s"}` : max === Infinity ? `at least ${min} argument${min === 1 ? "" : "s"}` : `${min} to ${max} arguments`;
+  const at = count > max ? d.args[max].span : spanOf(d);
+  cx.error(at, `${nameOf(d)}: expected ${expected} (${usage}), got ${count}`);
+  return false;
+}
+
+export function expectNoBlock(cx: CompileContext, d: Directive): boolean {
+  if (!d.block) return true;
+  cx.error(d.block.open, `${nameOf(d)} does not take a block`);
+  return false;
+}
+
+/** `250ms 30s 5m 2h 1h30m 7d`; `off`/`0` when allowed. Returns null for off. */
+export function decodeDuration(cx: CompileContext, arg: Arg, what: string, opts: { allowOff?: boolean; positive?: boolean } = {}): number | null | undefined {
+  const text = cx.text(arg).trim();
+  if (text === "off" || text === "0") {
+    if (opts.positive && text === "0") return cx.error(arg.span, `${what}: expected a positive duration like 30s, got ${got(arg)}`);
+    if (text === "off") return opts.allowOff ? null : cx.error(arg.span, `${what}: expected a duration like 30s, got "off"`);
+    return 0;
+  }
+  const parts = /^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d))+$/.test(text) ? text.match(/\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d)/g) : null;
+  if (!parts) return cx.error(arg.span, `${what}: expected a duration like 250ms, 30s, 5m, 2h or 7d, got ${got(arg)}`);
+  let ms = 0;
+  for (const part of parts) {
+    const [, num, unit] = /^(\d+(?:\.\d+)?)(.+)$/.exec(part)!;
+    ms += Number(num) * DURATION_UNITS_MS[unit];
+  }
+  ms = Math.round(ms);
+  if (opts.positive && ms <= 0) return cx.error(arg.span, `${what}: expected a positive duration, got ${got(arg)}`);
+  return ms;
+}
+
+/** `512`, `64kb`, `2mb`, `1gb` (powers of 1024); positive, at most 1024gb. */
+export function decodeSize(cx: CompileContext, arg: Arg, what: string): number | undefined {
+  const text = cx.text(arg).trim().toLowerCase();
+  const m = /^(\d+)(b|k|kb|m|mb|g|gb)?$/.exec(text);
+  if (!m) return cx.error(arg.span, `${what}: expected a size like 512, 64kb, 2mb or 1gb, got ${got(arg)}`);
+  const unit = m[2] ?? "b";
+  const factor = unit.startsWith("g") ? 1024 ** 3 : unit.startsWith("m") ? 1024 ** 2 : unit.startsWith("k") ? 1024 : 1;
+  const bytes = Number(m[1]) * factor;
+  if (bytes <= 0) return cx.error(arg.span, `${what}: expected a positive size, got ${got(arg)}`);
+  if (bytes > DEFAULTS.maxSizeBytes) return cx.error(arg.span, `${what}: ${got(arg)} is larger than the maximum 1024gb`);
+  return bytes;
+}
+
+export function decodeBool(cx: CompileContext, arg: Arg, what: string): boolean | undefined {
+  const text = cx.text(arg).trim().toLowerCase();
+  if (text === "on" || text === "true" || text === "1") return true;
+  if (text === "off" || text === "false" || text === "0") return false;
+  return cx.error(arg.span, `${what}: expected on or off, got ${got(arg)}`);
+}
+
+export function decodeInt(cx: CompileContext, arg: Arg, what: string, min: number, max: number): number | undefined {
+  const text = cx.text(arg).trim();
+  if (!/^-?\d+$/.test(text)) return cx.error(arg.span, `${what}: expected a whole number, got ${got(arg)}`);
+  const value = Number(text);
+  if (value < min || value > max) return cx.error(arg.span, `${what}: expected a number from ${min} to ${max}, got ${text}`);
+  return value;
+}
+
+export function decodeNumber(cx: CompileContext, arg: Arg, what: string, min: number, max: number): number | undefined {
+  const text = cx.text(arg).trim();
+  if (!/^-?\d+(?:\.\d+)?$/.test(text)) return cx.error(arg.span, `${what}: expected a number, got ${got(arg)}`);
+  const value = Number(text);
+  if (value < min || value > max) return cx.error(arg.span, `${what}: expected a number from ${min} to ${max}, got ${text}`);
+  return value;
+}
+
+export function decodeOneOf<T extends string>(cx: CompileContext, arg: Arg, what: string, options: readonly T[]): T | undefined {
+  const text = cx.text(arg).trim();
+  if ((options as readonly string[]).includes(text)) return text as T;
+  return cx.error(arg.span, `${what}: expected one of ${options.join(", ")}, got ${got(arg)}`);
+}
+
+/** RFC 3339 timestamp → epoch ms. */
+export function decodeTimestamp(cx: CompileContext, arg: Arg, what: string): number | undefined {
+  const text = cx.text(arg).trim();
+  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/i.test(text) ? Date.parse(text) : NaN;
+  if (Number.isNaN(ms)) return cx.error(arg.span, `${what}: expected an RFC 3339 timestamp like 2026-01-01T00:00:00Z, got ${got(arg)}`);
+  return ms;
+}
+
+/** `env:NAME`, `file:PATH`, `raw:VALUE`, resolved through the context. */
+export function decodeSecretSource(cx: CompileContext, arg: Arg, what: string): SecretSource | undefined {
+  const text = cx.text(arg);
+  const m = /^(env|file|raw):(.*)$/s.exec(text);
+  if (!m) return cx.error(arg.span, `${what}: expected a secret source env:NAME, file:PATH or raw:VALUE, got ${got(arg)}`);
+  const kind = m[1] as SecretSource["kind"];
+  const ref = m[2];
+  if (ref === "") return cx.error(arg.span, `${what}: ${kind}: needs a ${kind === "env" ? "variable name" : kind === "file" ? "path" : "value"}`);
+  if (kind === "raw") return { kind, ref, value: ref };
+  if (kind === "env") {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(ref)) return cx.error(arg.span, `${what}: "${ref}" is not a valid environment variable name`);
+    const value = cx.env[ref];
+    if (value === undefined || value === "") cx.secretProblem(arg.span, `${what}: environment variable ${ref} is not set`);
+    return { kind, ref, value: value === undefined || value === "" ? null : value };
+  }
+  const content = cx.readFile(ref)?.trim();
+  if (content === undefined) cx.secretProblem(arg.span, `${what}: cannot read secret file "${ref}"`);
+  else if (content === "") cx.secretProblem(arg.span, `${what}: secret file "${ref}" is empty`);
+  return { kind, ref, value: content ? content : null };
+}
+
+/** `:8080`, `127.0.0.1:9443`, `[::1]:2019`, `localhost:9900`. */
+export function decodeListen(cx: CompileContext, arg: Arg, what: string): ListenAddress | undefined {
+  const text = cx.text(arg).trim();
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\[\]\s]*)):(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) return cx.error(arg.span, `${what}: expected a listen address like :8080, 127.0.0.1:9443 or [::1]:2019, got ${got(arg)}`);
+  const host = m[1] ?? m[2];
+  if (m[1] !== undefined && isIP(m[1]) !== 6) return cx.error(arg.span, `${what}: "${m[1]}" is not an IPv6 address`);
+  return { host, port, address: m[1] !== undefined ? `[${host}]:${port}` : `${host}:${port}` };
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase();
+  return h === "localhost" || h === "::1" || (isIP(h) === 4 && h.startsWith("127."));
+}
+
+/** http(s) URL with a host. */
+export function decodeHttpUrl(cx: CompileContext, arg: Arg, what: string): string | undefined {
+  const text = cx.text(arg).trim();
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return cx.error(arg.span, `${what}: expected an http(s) URL, got ${got(arg)}`);
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || !url.hostname) {
+    return cx.error(arg.span, `${what}: expected an http(s) URL with a host, got ${got(arg)}`);
+  }
+  return text;
+}
+
+/** An absolute URL path (route paths, prefixes, pull paths): cleaned, no trailing slash. */
+export function decodePath(cx: CompileContext, arg: Arg, what: string, opts: { allowEmpty?: boolean } = {}): string | undefined {
+  const text = cx.text(arg).trim();
+  if (opts.allowEmpty && (text === "" || text === "/")) return "";
+  if (!text.startsWith("/")) return cx.error(arg.span, `${what}: expected a path starting with "/", got ${got(arg)}`);
+  if (/[\s?#]/.test(text)) return cx.error(arg.span, `${what}: a path may not contain spaces, "?" or "#", got ${got(arg)}`);
+  return cleanPath(text);
+}
+
+/** Collapses `//`, resolves `.` and `..`, removes a trailing slash (`/` stays `/`). */
+export function cleanPath(path: string): string {
+  const out: string[] = [];
+  for (const segment of path.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment === "..") out.pop();
+    else out.push(segment);
+  }
+  return "/" + out.join("/");
+}
+
+const LABEL = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+export function decodeLabel(cx: CompileContext, arg: Arg, what: string): string | undefined {
+  const text = cx.text(arg);
+  if (LABEL.test(text)) return text;
+  return cx.error(arg.span, `${what}: ${got(arg)} must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$ (1 to 128 characters, safe as a URL path segment)`);
+}
+
+export function isValidLabel(text: string): boolean {
+  return LABEL.test(text);
+}
+
+/** RFC 9110 token characters. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+export function decodeHeaderName(cx: CompileContext, arg: Arg, what: string): string | undefined {
+  const text = cx.text(arg);
+  if (HEADER_NAME.test(text)) return text;
+  return cx.error(arg.span, `${what}: ${got(arg)} is not a valid HTTP header name`);
+}
+
+export function decodeHeaderValue(cx: CompileContext, arg: Arg, what: string): string | undefined {
+  const text = cx.text(arg);
+  // Visible ASCII, obs-text, space and tab; no CR, LF or NUL (response splitting).
+  if (/^[\t\x20-\x7e\x80-\uffff]*$/.test(text)) return text;
+  return cx.error(arg.span, `${what}: header value ${got(arg)} contains a control character (CR, LF or NUL are not allowed)`);
+}
+
+export function isValidHeaderName(text: string): boolean {
+  return HEADER_NAME.test(text);
+}
+
+/** An egress or remote_ip rule: a host name, `*.domain`, an IP or a CIDR. */
+export function decodeHostRule(cx: CompileContext, arg: Arg, what: string, opts: { ipOnly?: boolean } = {}): string | undefined {
+  const text = cx.text(arg).trim().toLowerCase();
+  const slash = text.indexOf("/");
+  if (slash >= 0) {
+    const ip = text.slice(0, slash);
+    const bits = text.slice(slash + 1);
+    const family = isIP(ip);
+    const max = family === 4 ? 32 : 128;
+    if (family && /^\d{1,3}$/.test(bits) && Number(bits) <= max) return text;
+    return cx.error(arg.span, `${what}: ${got(arg)} is not a valid CIDR like 10.0.0.0/8 or fd00::/8`);
+  }
+  if (isIP(text)) return text;
+  if (opts.ipOnly) return cx.error(arg.span, `${what}: expected an IP address or CIDR, got ${got(arg)}`);
+  if (/^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(text) || text === "*") return text;
+  return cx.error(arg.span, `${what}: expected a host name, *.domain, IP or CIDR, got ${got(arg)}`);
+}
+
+/** The single argument of a directive without a block, or undefined after reporting. */
+export function singleArgOf(cx: CompileContext, d: Directive, usage: string): Arg | undefined {
+  if (!expectArgs(cx, d, 1, 1, usage) || !expectNoBlock(cx, d)) return undefined;
+  return d.args[0];
+}
