@@ -94,6 +94,8 @@ export interface SpoolApp {
   /** Stop accepting, end long polls, let in-flight requests finish (up to `deadlineMs`), stop services, close the store. */
   stop(deadlineMs?: number): Promise<void>;
   reload(next: SpoolConfig): ReloadOutcome;
+  /** The runtime log (from the config's runtime_log, or deps.logger). */
+  readonly logger: RuntimeLogger;
   /** Available after start(). */
   readonly context: AppContext;
 }
@@ -304,6 +306,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
     start,
     stop,
     reload,
+    logger,
     get context() {
       if (!context) throw new Error("the app has not started");
       return context;
