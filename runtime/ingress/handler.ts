@@ -51,12 +51,17 @@ export function createIngressHandler(deps: IngressDeps) {
       deps.metrics.ingress.enqueued.inc(ids.length);
       sendJson(res, 202, { status: "queued", ids });
     } catch (thrown) {
-      const refusal =
+      let refusal =
         thrown instanceof IngressRefusal
           ? thrown
           : refuse("other", apiError("store_unavailable", "the message could not be stored", { surface: "ingress", headers: retryAfterHeader(5) }));
       if (!(thrown instanceof IngressRefusal)) deps.logger.error("ingress_failed", { path, error: thrown });
       recordIngressRejection(deps.metrics, refusal.reason, refusal.error.status);
+      // A small unread body is read and dropped so the connection stays usable (and the client is
+      // not cut off while still sending it); a large or unknown one closes the connection instead.
+      if (refusal.error.closeConnection && !req.complete && (await discardSmallBody(req))) {
+        refusal = refuse(refusal.reason, withoutClose(refusal.error));
+      }
       sendError(res, refusal.error);
     }
   };
@@ -172,6 +177,31 @@ export function createIngressHandler(deps: IngressDeps) {
       throw refuse("store_unavailable", apiError("store_unavailable", "the queue store is unavailable", { surface: "ingress", headers: retryAfterHeader(5) }));
     }
   }
+}
+
+const DISCARDABLE_BODY_BYTES = 64 * 1024;
+
+function discardSmallBody(req: IncomingMessage): Promise<boolean> {
+  const length = req.headers["content-length"];
+  if (length === undefined || !/^\d+$/.test(length) || Number(length) > DISCARDABLE_BODY_BYTES) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (drained: boolean) => {
+      clearTimeout(timer);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      resolve(drained);
+    };
+    const onEnd = () => done(true);
+    const onError = () => done(false);
+    const timer = setTimeout(() => done(false), 2_000);
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.resume();
+  });
+}
+
+function withoutClose(error: ApiError): ApiError {
+  return apiError(error.code, error.detail, { surface: "ingress", headers: error.headers, fields: error.fields });
 }
 
 // A refusal before the body was read leaves it on the wire; the connection must not be reused.
