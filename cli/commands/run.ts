@@ -69,7 +69,8 @@ export async function runCommand(flags: RunFlags, extensions: RunExtensions = {}
 
   const app = createApp(config, {
     version: spoolVersion,
-    storeLocation: { sqlitePath: dbPath, postgresDsn },
+    // SPOOL_POSTGRES_SCHEMA lets several deployments (or test runs) share one database.
+    storeLocation: { sqlitePath: dbPath, postgresDsn, postgresSchema: process.env.SPOOL_POSTGRES_SCHEMA || undefined },
     logLevel: flags.logLevel as AppDeps["logLevel"],
     ...extensions,
   });
