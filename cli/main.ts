@@ -3,6 +3,7 @@ import { cac } from "cac";
 import { runConfigDiff } from "./commands/config-diff.js";
 import { runConfigFmt } from "./commands/config-fmt.js";
 import { runConfigValidate } from "./commands/config-validate.js";
+import { runCommand } from "./commands/run.js";
 import { processOutput } from "./io.js";
 import { spoolVersion } from "./version.js";
 
@@ -15,6 +16,9 @@ if (argv[2] === "config" && argv[3] !== undefined && !argv[3].startsWith("-")) a
 
 const cli = cac("spool");
 let pending: Promise<number> | undefined;
+// `run` exits as soon as it has stopped: an idle pool or timer must not keep a stopped server
+// alive past its 10 s shutdown budget (clarifications.md 59).
+let exitWhenDone = false;
 
 cli.command("version", "Print the Spool version").action(() => {
   process.stdout.write(`${spoolVersion}\n`);
@@ -48,6 +52,21 @@ cli
     pending = runConfigDiff(oldPath, newPath, flags, processOutput);
   });
 
+cli
+  .command("run", "Start the server")
+  .option("--config <path>", "Config file path", { default: DEFAULT_CONFIG })
+  .option("--db <path>", "SQLite database path", { default: "./.data/spool.db" })
+  .option("--postgres-dsn <dsn>", "PostgreSQL DSN, used when queue.backend is postgres")
+  .option("--pid-file <path>", "Write the pid once healthy; enables reload on SIGHUP")
+  .option("--watch", "Hot-reload on config file change")
+  .option("--log-level <level>", "Runtime log level (debug, info, warn, error, off); overrides the config")
+  .option("--dotenv <path>", "Load KEY=value environment variables from a file")
+  .example("spool run --config Spoolfile --db ./.data/spool.db --watch")
+  .action((flags: { config: string; db: string; postgresDsn?: string; pidFile?: string; watch?: boolean; logLevel?: string; dotenv?: string }) => {
+    exitWhenDone = true;
+    pending = runCommand({ ...flags, config: String(flags.config), db: String(flags.db) });
+  });
+
 cli.help();
 cli.version(spoolVersion);
 
@@ -62,6 +81,7 @@ try {
   } else {
     await cli.runMatchedCommand();
     if (pending) process.exitCode = await pending;
+    if (exitWhenDone) process.exit();
   }
 } catch (error) {
   // Usage errors (unknown or malformed options) exit 2, like the config commands' usage errors.

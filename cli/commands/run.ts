@@ -1,0 +1,140 @@
+// `spool run`: compile the Spoolfile, open the store, serve until SIGTERM/SIGINT
+// (webhook-queue.md "Command line", clarifications.md 19–20, 59–60).
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { loadSpoolfile } from "../../compiler/index.js";
+import { renderDiagnostic } from "../../grammar/index.js";
+import { createApp, type AppDeps } from "../../runtime/app.js";
+import { isLogLevel } from "../../runtime/observability/log.js";
+import { createReloader, onSighup, watchConfigFile, type ConfigLoad } from "../../runtime/reload.js";
+import { spoolVersion } from "../version.js";
+
+export interface RunFlags {
+  config: string;
+  db: string;
+  postgresDsn?: string;
+  pidFile?: string;
+  watch?: boolean;
+  logLevel?: string;
+  dotenv?: string;
+}
+
+/** SIGTERM must end the process within 10 s (clarifications.md 59): requests get 8 s, the rest is margin. */
+const STOP_DEADLINE_MS = 8_000;
+const HARD_EXIT_MS = 9_500;
+
+/** Extra wiring for the lead (Admin API routes, delivery services); `spool run` passes none of its own. */
+export type RunExtensions = Pick<AppDeps, "admin" | "services" | "trendSignals">;
+
+/** Runs the server; resolves with the process exit code once it has stopped. */
+export async function runCommand(flags: RunFlags, extensions: RunExtensions = {}): Promise<number> {
+  if (flags.logLevel !== undefined && !isLogLevel(flags.logLevel)) {
+    process.stderr.write(`spool run: --log-level must be debug, info, warn, error or off, got ${JSON.stringify(flags.logLevel)}\n`);
+    return 2;
+  }
+  if (flags.dotenv !== undefined) {
+    try {
+      applyDotenv(readFileSync(flags.dotenv, "utf8"));
+    } catch (error) {
+      process.stderr.write(`spool run: --dotenv ${flags.dotenv}: ${(error as Error).message}\n`);
+      return 1;
+    }
+  }
+
+  const configPath = resolve(flags.config);
+  const load = (): ConfigLoad => {
+    const result = loadSpoolfile(configPath, { env: process.env, strictSecrets: true });
+    return {
+      text: result.text,
+      config: result.config,
+      errors: result.diagnostics.filter((d) => d.severity === "error").map(renderDiagnostic),
+      warnings: result.diagnostics.filter((d) => d.severity === "warning").map(renderDiagnostic),
+    };
+  };
+  const initial = load();
+  if (!initial.config) {
+    for (const line of initial.errors.length > 0 ? initial.errors : [`${configPath}: cannot read the config file`]) process.stderr.write(`${line}\n`);
+    return 1;
+  }
+  for (const line of initial.warnings) process.stderr.write(`${line}\n`);
+  const config = initial.config;
+
+  const dbPath = resolve(flags.db);
+  const postgresDsn = flags.postgresDsn ?? process.env.SPOOL_POSTGRES_DSN;
+  if (config.backend === "sqlite") mkdirSync(dirname(dbPath), { recursive: true });
+  if (config.backend === "postgres" && !postgresDsn) {
+    process.stderr.write("spool run: queue backend postgres needs --postgres-dsn\n");
+    return 1;
+  }
+
+  const app = createApp(config, {
+    version: spoolVersion,
+    // SPOOL_POSTGRES_SCHEMA lets several deployments (or test runs) share one database.
+    storeLocation: { sqlitePath: dbPath, postgresDsn, postgresSchema: process.env.SPOOL_POSTGRES_SCHEMA || undefined },
+    logLevel: flags.logLevel as AppDeps["logLevel"],
+    ...extensions,
+  });
+  const logger = () => app.logger;
+  const reloader = createReloader({ load, apply: (next) => app.reload(next), logger: app.logger, initialText: initial.text });
+  const triggerReload = (trigger: string) => void reloader.reload(trigger).catch((error: unknown) => logger().error("config_reload_failed", { trigger, error }));
+
+  // The watcher is ready before /healthz first answers (DECISIONS.md "Settled details").
+  const watcher = flags.watch ? watchConfigFile(configPath, () => triggerReload("watch"), { onError: (error) => logger().warn("config_watch_failed", { error }) }) : undefined;
+  const stopSighup = flags.pidFile ? onSighup(() => triggerReload("sighup")) : undefined;
+
+  let stopRequested: (signal: string) => void = () => {};
+  const stopped = new Promise<string>((resolveStop) => (stopRequested = resolveStop));
+  const onSignal = (signal: NodeJS.Signals) => stopRequested(signal);
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+
+  try {
+    await app.start();
+  } catch (error) {
+    watcher?.close();
+    stopSighup?.();
+    process.stderr.write(`spool run: cannot start: ${(error as Error).message}\n`);
+    return 1;
+  }
+  // The pid file appears once the service answers (clarifications.md 60).
+  if (flags.pidFile) writeFileSync(flags.pidFile, `${process.pid}\n`);
+
+  const signal = await stopped;
+  logger().info("spool_stopping", { signal });
+  const hardExit = setTimeout(() => {
+    process.stderr.write("spool run: shutdown did not finish in time; exiting\n");
+    process.exit(1);
+  }, HARD_EXIT_MS);
+  hardExit.unref();
+  watcher?.close();
+  stopSighup?.();
+  await app.stop(STOP_DEADLINE_MS);
+  if (flags.pidFile) rmSync(flags.pidFile, { force: true });
+  clearTimeout(hardExit);
+  return 0;
+}
+
+/** `KEY=value` lines; `#` comments, blank lines and an `export ` prefix are allowed. Variables already set win. */
+export function parseDotenv(text: string): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const rawLine of text.split(/\r?\n/)) {
+    const line = rawLine.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
+    if (!match) throw new Error(`not a KEY=value line: ${JSON.stringify(rawLine)}`);
+    let value = match[2];
+    const quote = value[0];
+    if ((quote === '"' || quote === "'") && value.length >= 2 && value.endsWith(quote)) {
+      value = value.slice(1, -1);
+      if (quote === '"') value = value.replace(/\\n/g, "\n").replace(/\\"/g, '"').replace(/\\\\/g, "\\");
+    }
+    values.set(match[1], value);
+  }
+  return values;
+}
+
+function applyDotenv(text: string): void {
+  for (const [name, value] of parseDotenv(text)) {
+    if (process.env[name] === undefined) process.env[name] = value;
+  }
+}

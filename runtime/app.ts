@@ -1,0 +1,373 @@
+// createApp: a compiled config in, a running Spool out. Wiring only: the parts (store, listeners,
+// ingress, Pull API, health, metrics, logs) live in their own files; this file builds them from the
+// IR, swaps their per-config state atomically on reload, and stops them in order.
+import type { SpoolConfig } from "../compiler/ir.js";
+import { createAdminFront, type AdminRouteHandler } from "./admin-front.js";
+import { systemClock, type Clock } from "./clock.js";
+import { createHealthEndpoint } from "./health/http.js";
+import type { TrendSignalsView } from "./health/details.js";
+import { createQueueStatsSource, type QueueStatsSource } from "./health/queue-stats.js";
+import { createHttpServer, type HttpListener, type HttpServerOptions } from "./http/server.js";
+import { backpressureReason } from "./ingress/backpressure.js";
+import { secretValues } from "./ingress/auth-settings.js";
+import { createIngressHandler } from "./ingress/handler.js";
+import { buildIngressState, ingressRateLimits, type IngressState } from "./ingress/state.js";
+import { NonceCache } from "./ingress/verify/index.js";
+import { planListeners, startListeners, type RunningListener } from "./listeners.js";
+import { createAccessLogger, type AccessLogger } from "./observability/access-log.js";
+import { createRuntimeLogger, type LogLevel, type RuntimeLogger } from "./observability/log.js";
+import { metricsHandler } from "./observability/metrics-endpoint.js";
+import { createMetrics, type QueueSnapshot, type SpoolMetrics } from "./observability/metrics.js";
+import { createPullHandler } from "./pull/http.js";
+import { createPullOps } from "./pull/ops.js";
+import { buildPullState, type PullState } from "./pull/state.js";
+import { RateLimitRegistry } from "./ratelimit/registry.js";
+import { restartRequiredChanges } from "./reload-policy.js";
+import { storeSpecFor, type StoreLocation } from "./store-spec.js";
+import { openStore, type StoreDeps, type StoreSpec } from "./store/open.js";
+import type { StoreObserver } from "./store/observer.js";
+import type { Store } from "./store/store.js";
+
+/** What services and the Admin API get from the running app. */
+export interface AppContext {
+  readonly store: Store;
+  readonly metrics: SpoolMetrics;
+  readonly logger: RuntimeLogger;
+  readonly clock: Clock;
+  readonly queueStats: QueueStatsSource;
+  /** Aborted when stop() begins. */
+  readonly shutdownSignal: AbortSignal;
+  /** The config now serving. */
+  config(): SpoolConfig;
+  /** Applies a new config (management PUT/DELETE: write the file, then reload). */
+  reload(next: SpoolConfig): ReloadOutcome;
+}
+
+/**
+ * Something started and stopped with the app and told about reloads: the push/exec delivery
+ * dispatcher is one (`createDispatcher(...)` adapted to this shape).
+ */
+export interface AppService {
+  readonly name: string;
+  start(): void | Promise<void>;
+  /** Called after a reload was applied, with the new config. */
+  reconfigure(config: SpoolConfig): void;
+  /** Finish or abandon work within `drainMs`; the store closes after every service stopped. */
+  stop(drainMs: number): Promise<void>;
+}
+
+export interface AppDeps {
+  /** `spool version`, for spool_build_info. */
+  version: string;
+  clock?: Clock;
+  /** Where the store lives (--db, --postgres-dsn). */
+  storeLocation: StoreLocation;
+  /** Opens the store; defaults to runtime/store/open.ts (tests inject failures here). */
+  openStore?: (spec: StoreSpec, deps: StoreDeps) => Promise<Store>;
+  /** `--log-level`: overrides the config's runtime_log level. */
+  logLevel?: LogLevel;
+  /** Replaces the runtime logger the config describes (tests). */
+  logger?: RuntimeLogger;
+  /** The Admin API's routes behind the admin token check (everything but /healthz). */
+  admin?: (context: AppContext) => AdminRouteHandler;
+  /** Started after the listeners are up, reconfigured on reload, stopped before the store closes. */
+  services?: readonly ((context: AppContext) => AppService)[];
+  /** Trend signals for /healthz?details=1 (the Admin API's backlog analysis). */
+  trendSignals?: (context: AppContext) => () => Promise<TrendSignalsView>;
+  /** HTTP timeouts; defaults below. */
+  http?: Partial<HttpServerOptions>;
+}
+
+export type ReloadOutcome =
+  | { applied: true; generation: number }
+  | { applied: false; reason: "restart_required"; changes: string[] };
+
+export interface BoundAddress {
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface SpoolApp {
+  /** Opens the store and binds every listener; resolves once the service answers. */
+  start(): Promise<{ addresses: BoundAddress[] }>;
+  /** Stop accepting, end long polls, let in-flight requests finish (up to `deadlineMs`), stop services, close the store. */
+  stop(deadlineMs?: number): Promise<void>;
+  reload(next: SpoolConfig): ReloadOutcome;
+  /** The runtime log (from the config's runtime_log, or deps.logger). */
+  readonly logger: RuntimeLogger;
+  /** Available after start(). */
+  readonly context: AppContext;
+}
+
+const DEFAULT_HTTP: Omit<HttpServerOptions, "maxHeaderSize"> = {
+  // A client has 10 s to send its headers (slowloris), a minute for the whole request; idle
+  // keep-alive connections go after 5 s.
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 5_000,
+};
+/** The default of stop(): in-flight requests get this long (SIGTERM must exit within 10 s). */
+export const DEFAULT_STOP_DEADLINE_MS = 8_000;
+
+/** Per-config state, replaced as a whole by reload. */
+interface Generation {
+  readonly config: SpoolConfig;
+  readonly number: number;
+  readonly loadedAtMs: number;
+  readonly ingress: IngressState;
+  readonly pull: PullState;
+  readonly adminTokens: readonly string[];
+}
+
+export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
+  const clock = deps.clock ?? systemClock;
+  const shutdown = new AbortController();
+  const rateLimits = new RateLimitRegistry(clock);
+  // Both outlive reloads: a reload must neither reset a rate limit nor reopen a replay window.
+  const nonces = new NonceCache({ clock });
+  let generation = buildGeneration(initialConfig, 1, clock.now());
+  rateLimits.apply(ingressRateLimits(initialConfig));
+
+  const logger =
+    deps.logger ??
+    createRuntimeLogger({ level: deps.logLevel ?? initialConfig.observability.runtimeLog.level, output: initialConfig.observability.runtimeLog.output, clock });
+  let context: AppContext | undefined;
+  let listeners: RunningListener[] = [];
+  let metricsListener: HttpListener | undefined;
+  let services: AppService[] = [];
+  let accessLog: AccessLogger | undefined;
+  let store: Store | undefined;
+  let stopping: Promise<void> | undefined;
+
+  function reload(next: SpoolConfig): ReloadOutcome {
+    const changes = restartRequiredChanges(generation.config, next);
+    if (changes.length > 0) {
+      logger.warn("config_reloaded_restart_required", { changes, detail: "these settings take effect after a restart; the running config is unchanged" });
+      return { applied: false, reason: "restart_required", changes };
+    }
+    const candidate = buildGeneration(next, generation.number + 1, clock.now());
+    rateLimits.apply(ingressRateLimits(next));
+    generation = candidate;
+    for (const service of services) {
+      try {
+        service.reconfigure(next);
+      } catch (error) {
+        logger.error("service_reconfigure_failed", { service: service.name, error });
+      }
+    }
+    logger.info("config_reloaded", { generation: candidate.number, routes: next.routes.length });
+    return { applied: true, generation: candidate.number };
+  }
+
+  async function start(): Promise<{ addresses: BoundAddress[] }> {
+    const config = generation.config;
+    const plans = planListeners(config);
+    const metrics = createMetrics({
+      backend: config.backend,
+      version: deps.version,
+      clock,
+      queueSnapshot: () => queueSnapshot(),
+      onSnapshotError: (error) => logger.warn("queue_snapshot_failed", { error }),
+    });
+    const open = deps.openStore ?? openStore;
+    store = await open(storeSpecFor(config, deps.storeLocation), {
+      clock,
+      observer: storeObserver(metrics),
+      onMaintenanceError: (task, error) => logger.warn("store_maintenance_failed", { task, error }),
+    });
+    const openedStore = store;
+    const queueStats = createQueueStatsSource(openedStore, clock, {
+      sampleIntervalMs: config.defaults.trendSignals.expectedCaptureIntervalMs,
+      onError: (error) => logger.warn("queue_stats_failed", { error }),
+    });
+    async function queueSnapshot(): Promise<QueueSnapshot> {
+      const { data } = await queueStats.get();
+      const memory = openedStore.memoryStats();
+      return {
+        depth: { queued: data.byState.queued, leased: data.byState.leased, dead: data.byState.dead },
+        oldestQueuedAgeSeconds: (data.oldestQueuedAgeMs ?? 0) / 1000,
+        readyLagSeconds: (data.readyLagMs ?? 0) / 1000,
+        leasesActiveByRoute: {},
+        memory: memory ? { itemsByState: memory.itemsByState, retainedBytesByState: memory.retainedBytesByState, retainedBytesTotal: memory.retainedBytesTotal } : undefined,
+      };
+    }
+
+    context = {
+      store: openedStore,
+      metrics,
+      logger,
+      clock,
+      queueStats,
+      shutdownSignal: shutdown.signal,
+      config: () => generation.config,
+      reload,
+    };
+    const appContext = context;
+
+    const ingress = createIngressHandler({
+      state: () => generation.ingress,
+      store: openedStore,
+      clock,
+      metrics,
+      nonces,
+      rateLimits,
+      logger: logger.child({ component: "ingress" }),
+      backpressure: () => {
+        const current = generation.config;
+        if (!current.defaults.adaptiveBackpressure.enabled) return null;
+        const stats = queueStats.peek();
+        if (!stats) return null;
+        const signals = current.defaults.trendSignals;
+        return backpressureReason(
+          current.defaults.adaptiveBackpressure,
+          current.queueLimits.maxDepth,
+          { total: stats.total, queued: stats.byState.queued, readyLagMs: stats.readyLagMs, oldestQueuedAgeMs: stats.oldestQueuedAgeMs },
+          queueStats.totalHistory(),
+          { consecutive: signals.sustainedGrowthConsecutive, minDelta: signals.sustainedGrowthMinDelta },
+        );
+      },
+    });
+    const pullLogger = logger.child({ component: "pull" });
+    const pull = createPullHandler({
+      state: () => generation.pull,
+      shutdownSignal: shutdown.signal,
+      ops: createPullOps({
+        store: openedStore,
+        clock,
+        metrics,
+        limits: () => generation.pull.limits,
+        onStoreError: (operation, error) => pullLogger.error("pull_store_failed", { operation, error }),
+      }),
+    });
+    const health = createHealthEndpoint({
+      store: openedStore,
+      stats: queueStats,
+      metrics,
+      clock,
+      config: () => ({ generation: generation.number, loadedAtMs: generation.loadedAtMs }),
+      trendSignals: deps.trendSignals?.(appContext),
+    });
+    const admin = createAdminFront({ tokens: () => generation.adminTokens, health, routes: deps.admin?.(appContext) });
+
+    try {
+      if (config.observability.accessLog.enabled) accessLog = createAccessLogger({ output: config.observability.accessLog.output, clock });
+      const httpOptions: HttpServerOptions = {
+        ...DEFAULT_HTTP,
+        maxHeaderSize: parserHeaderLimit(config),
+        onUnexpectedError: (error, req) => logger.error("request_failed", { method: req.method, path: req.url?.split("?")[0], error }),
+        ...deps.http,
+      };
+      listeners = await startListeners(plans, { http: httpOptions, handlers: { ingress, pull, admin }, accessLog });
+      const metricsConfig = config.observability.metrics;
+      if (metricsConfig.enabled) {
+        const server = createHttpServer(metricsHandler(metrics.registry, { path: metricsConfig.prefix }), httpOptions);
+        metricsListener = await server.listen({ host: metricsConfig.listen.host === "" ? undefined : metricsConfig.listen.host, port: metricsConfig.listen.port });
+      }
+      services = (deps.services ?? []).map((make) => make(appContext));
+      for (const service of services) await service.start();
+    } catch (error) {
+      await stop(0);
+      throw error;
+    }
+
+    const addresses: BoundAddress[] = listeners.map(({ plan, listener }) => ({
+      name: plan.mounts.map((m) => m.name).join("+"),
+      host: listener.address.host,
+      port: listener.address.port,
+    }));
+    if (metricsListener) addresses.push({ name: "metrics", host: metricsListener.address.host, port: metricsListener.address.port });
+    logger.info("spool_started", { version: deps.version, backend: config.backend, listeners: addresses.map((a) => `${a.name}=${a.host}:${a.port}`) });
+    return { addresses };
+  }
+
+  function stop(deadlineMs = DEFAULT_STOP_DEADLINE_MS): Promise<void> {
+    stopping ??= (async () => {
+      // Open long polls answer at once with empty items (DECISIONS.md "Settled details": SIGTERM).
+      shutdown.abort(new Error("spool is stopping"));
+      const closing: Promise<unknown>[] = listeners.map(({ listener }) => listener.close(deadlineMs));
+      if (metricsListener) closing.push(metricsListener.close(Math.min(deadlineMs, 1_000)));
+      closing.push(
+        ...services.map((service) =>
+          service.stop(deadlineMs).catch((error: unknown) => logger.error("service_stop_failed", { service: service.name, error })),
+        ),
+      );
+      await Promise.all(closing);
+      if (store) {
+        await store.close().catch((error: unknown) => logger.error("store_close_failed", { error }));
+      }
+      logger.info("spool_stopped", {});
+      await accessLog?.close();
+    })();
+    return stopping;
+  }
+
+  return {
+    start,
+    stop,
+    reload,
+    logger,
+    get context() {
+      if (!context) throw new Error("the app has not started");
+      return context;
+    },
+  };
+}
+
+function buildGeneration(config: SpoolConfig, number: number, loadedAtMs: number): Generation {
+  return {
+    config,
+    number,
+    loadedAtMs,
+    ingress: buildIngressState(config),
+    pull: buildPullState(config),
+    adminTokens: secretValues(config.adminApi.tokens),
+  };
+}
+
+// Node's parser limit on the whole header block is fixed per server; the routes' max_headers
+// (Σ name+value bytes) is checked per request below it. Room for line framing and later reloads
+// that raise a route's limit a little.
+function parserHeaderLimit(config: SpoolConfig): number {
+  const largest = Math.max(config.defaults.maxHeadersBytes, ...config.routes.map((r) => r.maxHeadersBytes));
+  return Math.max(16 * 1024, largest * 2 + 8 * 1024);
+}
+
+function storeObserver(metrics: SpoolMetrics): StoreObserver {
+  const backend = metrics.backend;
+  return {
+    operation(name, seconds, errorKind) {
+      const labels = { backend, operation: name };
+      metrics.store.operations.inc(labels);
+      metrics.store.operationSeconds.observe(labels, seconds);
+      if (errorKind !== undefined) metrics.store.errors.inc({ ...labels, kind: errorKind });
+      if (name === "dequeue") metrics.sqlite?.dequeueSeconds.observe(seconds);
+    },
+    sqliteEvent(event, seconds) {
+      const sqlite = metrics.sqlite;
+      if (!sqlite) return;
+      switch (event) {
+        case "tx_commit":
+          sqlite.txCommit.inc();
+          if (seconds !== undefined) sqlite.writeSeconds.observe(seconds);
+          return;
+        case "tx_rollback":
+          sqlite.txRollback.inc();
+          return;
+        case "busy":
+          sqlite.busy.inc();
+          return;
+        case "retry":
+          sqlite.retry.inc();
+          return;
+        case "checkpoint":
+          sqlite.checkpoint.inc();
+          if (seconds !== undefined) sqlite.checkpointSeconds.observe(seconds);
+          return;
+        case "checkpoint_error":
+          sqlite.checkpointErrors.inc();
+          return;
+      }
+    },
+  };
+}

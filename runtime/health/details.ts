@@ -1,0 +1,108 @@
+// The body of GET /healthz?details=1 (webhook-queue.md "Health details", reference-behaviour.md
+// §2 row 35): queue diagnostics from the cached stats, ingress counters, the memory store's
+// footprint, and the config generation so deploy tooling can confirm a reload.
+import type { MemoryStoreStats, QueueStats, QueuedBucket } from "../store/store.js";
+import type { SpoolMetrics } from "../observability/metrics.js";
+
+export interface TrendSignalsView {
+  signals: unknown[];
+  operator_actions: unknown[];
+}
+
+export interface ConfigIdentity {
+  generation: number;
+  loadedAtMs: number;
+}
+
+export interface HealthInputs {
+  nowMs: number;
+  /** The cached queue stats, or the error that kept them from loading. */
+  queue: { ok: true; stats: QueueStats } | { ok: false; error: string };
+  metrics: SpoolMetrics;
+  memory: MemoryStoreStats | null;
+  trendSignals: TrendSignalsView;
+  config: ConfigIdentity;
+}
+
+const INGRESS_REASON_KEYS = ["memory_pressure", "queue_full", "adaptive_backpressure"];
+const BACKPRESSURE_REASON_KEYS = ["queued_pressure", "ready_lag", "oldest_queued_age", "sustained_growth"];
+
+export async function healthDetails(inputs: HealthInputs): Promise<{ ok: boolean; time: string; diagnostics: Record<string, unknown> }> {
+  const diagnostics: Record<string, unknown> = {
+    queue: inputs.queue.ok ? queueDiagnostics(inputs.queue.stats, inputs.nowMs, inputs.trendSignals) : { ok: false, error: inputs.queue.error },
+    ingress: await ingressDiagnostics(inputs.metrics),
+    config: { generation: inputs.config.generation, loaded_at: iso(inputs.config.loadedAtMs) },
+  };
+  if (inputs.memory) diagnostics.store = memoryDiagnostics(inputs.memory);
+  return { ok: inputs.queue.ok, time: iso(inputs.nowMs), diagnostics };
+}
+
+function queueDiagnostics(stats: QueueStats, nowMs: number, trendSignals: TrendSignalsView): Record<string, unknown> {
+  return {
+    total: stats.total,
+    by_state: { queued: stats.byState.queued, leased: stats.byState.leased, dead: stats.byState.dead },
+    oldest_queued_received_at: isoOrNull(stats.oldestQueuedReceivedAtMs),
+    oldest_queued_age_seconds: secondsOrNull(stats.oldestQueuedAgeMs),
+    earliest_queued_next_run_at: isoOrNull(stats.earliestQueuedNextRunAtMs),
+    ready_lag_seconds: secondsOrNull(stats.readyLagMs),
+    top_queued: stats.topQueued.map((bucket) => bucketView(bucket, nowMs)),
+    trend_signals: trendSignals,
+  };
+}
+
+function bucketView(bucket: QueuedBucket, nowMs: number): Record<string, unknown> {
+  return {
+    route: bucket.route,
+    target: bucket.target,
+    queued: bucket.queued,
+    oldest_queued_received_at: iso(bucket.oldestQueuedReceivedAtMs),
+    oldest_queued_age_seconds: Math.max(0, nowMs - bucket.oldestQueuedReceivedAtMs) / 1000,
+    earliest_queued_next_run_at: iso(bucket.earliestQueuedNextRunAtMs),
+    ready_lag_seconds: Math.max(0, nowMs - bucket.earliestQueuedNextRunAtMs) / 1000,
+  };
+}
+
+async function ingressDiagnostics(metrics: SpoolMetrics): Promise<Record<string, unknown>> {
+  const rejectedByReason: Record<string, number> = Object.fromEntries(INGRESS_REASON_KEYS.map((k) => [k, 0]));
+  for (const value of (await metrics.ingress.rejectedByReason.get()).values) {
+    const reason = String(value.labels.reason);
+    rejectedByReason[reason] = (rejectedByReason[reason] ?? 0) + value.value;
+  }
+  const backpressureByReason: Record<string, number> = Object.fromEntries(BACKPRESSURE_REASON_KEYS.map((k) => [k, 0]));
+  for (const value of (await metrics.ingress.adaptiveBackpressure.get()).values) {
+    const reason = String(value.labels.reason);
+    backpressureByReason[reason] = (backpressureByReason[reason] ?? 0) + value.value;
+  }
+  return {
+    accepted_total: await counterTotal(metrics.ingress.accepted),
+    rejected_total: await counterTotal(metrics.ingress.rejected),
+    rejected_by_reason: rejectedByReason,
+    enqueued_total: await counterTotal(metrics.ingress.enqueued),
+    adaptive_backpressure_applied_total: await counterTotal(metrics.ingress.adaptiveBackpressureApplied),
+    adaptive_backpressure_by_reason: backpressureByReason,
+  };
+}
+
+function memoryDiagnostics(memory: MemoryStoreStats): Record<string, unknown> {
+  const { queued, leased, delivered, dead } = memory.itemsByState;
+  return {
+    backend: "memory",
+    items_by_state: { queued, leased, delivered, dead },
+    retained_bytes_total: memory.retainedBytesTotal,
+    memory_pressure: {
+      active: memory.memoryPressure.active,
+      reason: memory.memoryPressure.reason,
+      retained_item_limit: memory.memoryPressure.retainedItemLimit,
+      retained_bytes_limit: memory.memoryPressure.retainedBytesLimit,
+      rejected_total: memory.memoryPressure.rejectedTotal,
+    },
+  };
+}
+
+async function counterTotal(counter: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> {
+  return (await counter.get()).values.reduce((sum, v) => sum + v.value, 0);
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+const secondsOrNull = (ms: number | null) => (ms === null ? null : ms / 1000);

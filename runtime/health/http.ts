@@ -1,0 +1,64 @@
+// GET /healthz: a cheap liveness answer for probes, and ?details=1 with the diagnostics object.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Clock } from "../clock.js";
+import { apiError } from "../errors.js";
+import { sendJson } from "../http/respond.js";
+import type { SpoolMetrics } from "../observability/metrics.js";
+import type { Store } from "../store/store.js";
+import { healthDetails, type ConfigIdentity, type TrendSignalsView } from "./details.js";
+import type { QueueStatsSource } from "./queue-stats.js";
+
+export interface HealthDeps {
+  store: Store;
+  stats: QueueStatsSource;
+  metrics: SpoolMetrics;
+  clock: Clock;
+  config(): ConfigIdentity;
+  /** Trend signals from the backlog analysis when one is wired (the Admin API's); none otherwise. */
+  trendSignals?: () => Promise<TrendSignalsView>;
+}
+
+export interface HealthEndpoint {
+  /** True for the one request that needs no admin token: bare `GET /healthz` (clarifications.md 34). */
+  isBareProbe(req: IncomingMessage, path: string): boolean;
+  /** Handles /healthz (bare or with a query); false for any other path. */
+  handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean>;
+}
+
+export function createHealthEndpoint(deps: HealthDeps): HealthEndpoint {
+  return {
+    isBareProbe: (req, path) => path === "/healthz" && (req.method === "GET" || req.method === "HEAD") && !(req.url ?? "").includes("?"),
+    async handle(req, res, path) {
+      if (path !== "/healthz") return false;
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        throw apiError("method_not_allowed", "health is read with GET", { headers: { Allow: "GET, HEAD" } });
+      }
+      const query = new URLSearchParams((req.url ?? "").split("?")[1] ?? "");
+      const details = query.get("details");
+      if (details === null || details === "0" || details === "false") {
+        sendJson(res, 200, { ok: true });
+        return true;
+      }
+      const body = await healthDetails({
+        nowMs: deps.clock.now(),
+        queue: await loadQueue(deps.stats),
+        metrics: deps.metrics,
+        memory: deps.store.memoryStats(),
+        trendSignals: deps.trendSignals ? await deps.trendSignals().catch(() => emptySignals()) : emptySignals(),
+        config: deps.config(),
+      });
+      sendJson(res, body.ok ? 200 : 503, body);
+      return true;
+    },
+  };
+}
+
+async function loadQueue(stats: QueueStatsSource) {
+  try {
+    return { ok: true as const, stats: (await stats.get()).data };
+  } catch {
+    return { ok: false as const, error: "queue store unavailable" };
+  }
+}
+
+const emptySignals = (): TrendSignalsView => ({ signals: [], operator_actions: [] });

@@ -1,0 +1,211 @@
+// Ingress: route lookup → limits → verify → admission → store every fan-out copy → 202
+// (DECISIONS.md "Ingress"). Every refusal is a catalogue error counted by reason and status in
+// spool_ingress_rejected_by_reason_total.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { routeTargets } from "../../compiler/ir.js";
+import type { Clock } from "../clock.js";
+import { ApiError, apiError, retryAfterHeader } from "../errors.js";
+import { readBody, headersSize } from "../http/body.js";
+import { sendError, sendJson } from "../http/respond.js";
+import { newMessageId } from "../ids.js";
+import type { RuntimeLogger } from "../observability/log.js";
+import { recordIngressRejection, type SpoolMetrics } from "../observability/metrics.js";
+import type { RateLimitRegistry } from "../ratelimit/registry.js";
+import { StoreError, type NewMessage, type Store } from "../store/store.js";
+import type { BackpressureReason } from "./backpressure.js";
+import { captureHeaders } from "./capture.js";
+import { requestHost } from "./match.js";
+import { GLOBAL_RATE_LIMIT_KEY, routeRateLimitKey, type IngressState } from "./state.js";
+import { authenticateIngress, ingressAuthError, type NonceCache, type ReplayToken } from "./verify/index.js";
+
+export interface IngressDeps {
+  /** The current compiled state; read once per request, so a reload never splits one request. */
+  state(): IngressState;
+  store: Store;
+  clock: Clock;
+  metrics: SpoolMetrics;
+  nonces: NonceCache;
+  rateLimits: RateLimitRegistry;
+  /** The adaptive backpressure verdict from the cached queue stats (cheap, synchronous). */
+  backpressure(): BackpressureReason | null;
+  logger: RuntimeLogger;
+}
+
+/** A refusal with the reason label it is counted under. */
+class IngressRefusal extends Error {
+  constructor(
+    readonly reason: string,
+    readonly error: ApiError,
+  ) {
+    super(error.message);
+  }
+}
+
+const refuse = (reason: string, error: ApiError) => new IngressRefusal(reason, error);
+
+export function createIngressHandler(deps: IngressDeps) {
+  return async function handleIngress(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    try {
+      const ids = await accept(req, path);
+      deps.metrics.ingress.accepted.inc();
+      deps.metrics.ingress.enqueued.inc(ids.length);
+      sendJson(res, 202, { status: "queued", ids });
+    } catch (thrown) {
+      let refusal =
+        thrown instanceof IngressRefusal
+          ? thrown
+          : refuse("other", apiError("store_unavailable", "the message could not be stored", { surface: "ingress", headers: retryAfterHeader(5) }));
+      if (!(thrown instanceof IngressRefusal)) deps.logger.error("ingress_failed", { path, error: thrown });
+      recordIngressRejection(deps.metrics, refusal.reason, refusal.error.status);
+      // A small unread body is read and dropped so the connection stays usable (and the client is
+      // not cut off while still sending it); a large or unknown one closes the connection instead.
+      if (refusal.error.closeConnection && !req.complete && (await discardSmallBody(req))) {
+        refusal = refuse(refusal.reason, withoutClose(refusal.error));
+      }
+      sendError(res, refusal.error);
+    }
+  };
+
+  async function accept(req: IncomingMessage, path: string): Promise<string[]> {
+    const state = deps.state();
+    const method = (req.method ?? "").toUpperCase();
+    const url = req.url ?? "/";
+    const question = url.indexOf("?");
+    const lookup = state.routes.lookup(path, method, () => ({
+      host: requestHost(req.headers.host),
+      headers: req.headers,
+      query: new URLSearchParams(question < 0 ? "" : url.slice(question + 1)),
+      remoteAddress: req.socket.remoteAddress ?? "",
+    }));
+    if (lookup.kind === "not_found") throw refuse("not_found", apiError("not_found", `no route for ${path}`, { surface: "ingress", closeConnection: hasBody(req) }));
+    if (lookup.kind === "method_not_allowed") {
+      throw refuse(
+        "method_not_allowed",
+        apiError("method_not_allowed", `${method} is not accepted here`, { surface: "ingress", headers: { Allow: lookup.allow }, closeConnection: hasBody(req) }),
+      );
+    }
+    const { route } = lookup.entry;
+
+    if (headersSize(req) > route.maxHeadersBytes) {
+      throw refuse(
+        "headers_too_large",
+        apiError("headers_too_large", `request headers exceed the route's limit of ${route.maxHeadersBytes} bytes`, { surface: "ingress", closeConnection: true }),
+      );
+    }
+    let body: Buffer;
+    try {
+      body = await readBody(req, { maxBytes: route.maxBodyBytes });
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "payload_too_large") {
+        throw refuse("payload_too_large", apiError("payload_too_large", error.detail, { surface: "ingress", closeConnection: true }));
+      }
+      throw refuse("bad_request", apiError("bad_request", "the request body could not be read", { surface: "ingress", closeConnection: true }));
+    }
+
+    const auth = state.auth.get(route.path) ?? { kind: "none" as const };
+    const nowMs = deps.clock.now();
+    const verdict = await authenticateIngress(auth, { method, path, headers: req.headers, body, nowMs });
+    if (!verdict.ok) throw refuse("auth", ingressAuthError(verdict));
+
+    // The nonce is claimed only now that the signature verified, so forged requests cannot burn it
+    // (reference-behaviour.md §2 row 10).
+    const nonceKey = verdict.replay ? claimNonce(route.path, verdict.replay) : undefined;
+    try {
+      admit(route.path, state.hasGlobalRateLimit);
+      const headers = captureHeaders(req, verdict.copiedHeaders);
+      const trace = { remote_addr: req.socket.remoteAddress ?? "", path };
+      const messages: NewMessage[] = routeTargets(route).map((target) => ({
+        id: newMessageId(),
+        route: route.path,
+        target,
+        payload: body,
+        headers,
+        trace,
+      }));
+      await storeMessages(messages);
+      if (nonceKey !== undefined) deps.nonces.commit(nonceKey);
+      return messages.map((m) => m.id);
+    } catch (error) {
+      // Refused after verifying: the sender's identical retry must be accepted.
+      if (nonceKey !== undefined) deps.nonces.release(nonceKey);
+      throw error;
+    }
+  }
+
+  function claimNonce(routePath: string, replay: ReplayToken): string {
+    const key = `${routePath}\n${replay.nonce}`;
+    if (deps.nonces.claim(key, replay.expiresAtMs) === "replayed") {
+      throw refuse("auth", apiError("unauthorized", "authentication failed: nonce already used", { surface: "ingress" }));
+    }
+    return key;
+  }
+
+  function admit(routePath: string, hasGlobalLimit: boolean): void {
+    const routeBucket = deps.rateLimits.get(routeRateLimitKey(routePath));
+    const routeTake = routeBucket?.take();
+    if (routeTake && !routeTake.ok) throw rateLimited(routeTake.retryAfterSeconds, "route");
+    if (hasGlobalLimit) {
+      const globalTake = deps.rateLimits.get(GLOBAL_RATE_LIMIT_KEY)?.take();
+      if (globalTake && !globalTake.ok) throw rateLimited(globalTake.retryAfterSeconds, "ingress");
+    }
+    const pressure = deps.backpressure();
+    if (pressure) {
+      deps.metrics.ingress.adaptiveBackpressure.inc({ reason: pressure });
+      deps.metrics.ingress.adaptiveBackpressureApplied.inc();
+      throw refuse(
+        "adaptive_backpressure",
+        apiError("adaptive_backpressure", `the queue is under pressure (${pressure}); retry later`, { surface: "ingress", headers: retryAfterHeader(5) }),
+      );
+    }
+  }
+
+  function rateLimited(retryAfterSeconds: number, scope: string): IngressRefusal {
+    return refuse("rate_limit", apiError("rate_limited", `${scope} rate limit exceeded`, { surface: "ingress", headers: retryAfterHeader(retryAfterSeconds) }));
+  }
+
+  async function storeMessages(messages: NewMessage[]): Promise<void> {
+    try {
+      await deps.store.enqueue(messages);
+    } catch (error) {
+      if (error instanceof StoreError && error.code === "queue_full") {
+        throw refuse("queue_full", apiError("queue_full", error.message, { surface: "ingress", headers: retryAfterHeader(5) }));
+      }
+      if (error instanceof StoreError && error.code === "memory_pressure") {
+        throw refuse("memory_pressure", apiError("memory_pressure", "the in-memory queue is at its retained-size limit", { surface: "ingress", headers: retryAfterHeader(5) }));
+      }
+      deps.logger.error("ingress_store_failed", { route: messages[0]?.route, error });
+      throw refuse("store_unavailable", apiError("store_unavailable", "the queue store is unavailable", { surface: "ingress", headers: retryAfterHeader(5) }));
+    }
+  }
+}
+
+const DISCARDABLE_BODY_BYTES = 64 * 1024;
+
+function discardSmallBody(req: IncomingMessage): Promise<boolean> {
+  const length = req.headers["content-length"];
+  if (length === undefined || !/^\d+$/.test(length) || Number(length) > DISCARDABLE_BODY_BYTES) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (drained: boolean) => {
+      clearTimeout(timer);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      resolve(drained);
+    };
+    const onEnd = () => done(true);
+    const onError = () => done(false);
+    const timer = setTimeout(() => done(false), 2_000);
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.resume();
+  });
+}
+
+function withoutClose(error: ApiError): ApiError {
+  return apiError(error.code, error.detail, { surface: "ingress", headers: error.headers, fields: error.fields });
+}
+
+// A refusal before the body was read leaves it on the wire; the connection must not be reused.
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers["content-length"];
+  return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+}

@@ -1,0 +1,59 @@
+// The ingress route table: segment-bounded prefix match, top-down, first match wins
+// (clarifications.md 21, reference-behaviour.md §1.4). Only inbound routes take ingress traffic;
+// outbound and internal routes exist for publish and delivery.
+import type { Route } from "../../compiler/ir.js";
+import { compileMatcher, type CompiledMatcher, type MatchSubject } from "./match.js";
+
+export interface RouteEntry {
+  readonly route: Route;
+  /** Upper-case methods this route accepts; POST when `match` names none (DECISIONS.md "Ingress"). */
+  readonly methods: ReadonlySet<string>;
+  readonly allowHeader: string;
+  readonly matches: CompiledMatcher | null;
+}
+
+export type RouteLookup =
+  | { kind: "found"; entry: RouteEntry }
+  | { kind: "method_not_allowed"; allow: string }
+  | { kind: "not_found" };
+
+export interface RouteTable {
+  readonly entries: readonly RouteEntry[];
+  lookup(path: string, method: string, subject: () => MatchSubject): RouteLookup;
+}
+
+export function buildRouteTable(routes: readonly Route[]): RouteTable {
+  const entries: RouteEntry[] = routes
+    .filter((route) => route.channel === "inbound")
+    .map((route) => {
+      const named = route.match?.methods ?? [];
+      const methods = new Set(named.length > 0 ? named.map((m) => m.toUpperCase()) : ["POST"]);
+      return { route, methods, allowHeader: [...methods].join(", "), matches: route.match ? compileMatcher(route.match) : null };
+    });
+
+  return {
+    entries,
+    lookup(path, method, subject) {
+      let wrongMethod: RouteEntry | undefined;
+      let computed: MatchSubject | undefined;
+      for (const entry of entries) {
+        if (!pathMatches(entry.route.path, path)) continue;
+        if (entry.matches) {
+          computed ??= subject();
+          if (!entry.matches(computed)) continue;
+        }
+        if (entry.methods.has(method)) return { kind: "found", entry };
+        // A later route may accept this method on the same path (e.g. split by `match { method }`).
+        wrongMethod ??= entry;
+      }
+      return wrongMethod ? { kind: "method_not_allowed", allow: wrongMethod.allowHeader } : { kind: "not_found" };
+    },
+  };
+}
+
+/** `/a` matches `/a` and `/a/b`, never `/a-b`; `/` matches everything. */
+export function pathMatches(routePath: string, requestPath: string): boolean {
+  if (routePath === "/") return requestPath.startsWith("/");
+  if (!requestPath.startsWith(routePath)) return false;
+  return requestPath.length === routePath.length || requestPath.charCodeAt(routePath.length) === 0x2f; // "/"
+}

@@ -1,0 +1,113 @@
+// The HTTP listeners of a config. Ingress, the Pull API and the Admin API may share one identical
+// listen address when their prefixes do not overlap (reference-behaviour.md §1.3 "Shared
+// listener"); each request then goes to the mount with the longest matching prefix, ingress
+// (no prefix) taking what is left. Metrics always has a listener of its own.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ListenAddress, SpoolConfig } from "../compiler/ir.js";
+import { createHttpServer, type HttpListener, type HttpServerOptions } from "./http/server.js";
+import type { AccessLogger } from "./observability/access-log.js";
+
+export type MountName = "ingress" | "pull" | "admin";
+
+/** A handler that receives the request path without the query string and without its prefix. */
+export type MountHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
+
+export interface MountPlan {
+  readonly name: MountName;
+  readonly prefix: string;
+}
+
+export interface ListenerPlan {
+  readonly listen: ListenAddress;
+  /** Longest prefix first, so dispatch takes the first that matches. */
+  readonly mounts: readonly MountPlan[];
+}
+
+/** Groups the three API listeners by identical address; throws when shared prefixes overlap. */
+export function planListeners(config: SpoolConfig): ListenerPlan[] {
+  const wanted: { name: MountName; listen: ListenAddress; prefix: string }[] = [
+    { name: "ingress", listen: config.ingress.listen, prefix: "" },
+    { name: "pull", listen: config.pullApi.listen, prefix: config.pullApi.prefix },
+    { name: "admin", listen: config.adminApi.listen, prefix: config.adminApi.prefix },
+  ];
+  const byAddress = new Map<string, { listen: ListenAddress; mounts: MountPlan[] }>();
+  for (const { name, listen, prefix } of wanted) {
+    const group = byAddress.get(listen.address) ?? { listen, mounts: [] };
+    for (const other of group.mounts) {
+      if (prefixesOverlap(other.prefix, prefix)) {
+        throw new Error(`${name} and ${other.name} share ${listen.address} with overlapping prefixes ${JSON.stringify(prefix)} and ${JSON.stringify(other.prefix)}`);
+      }
+    }
+    group.mounts.push({ name, prefix });
+    byAddress.set(listen.address, group);
+  }
+  return [...byAddress.values()].map(({ listen, mounts }) => ({
+    listen,
+    mounts: [...mounts].sort((a, b) => b.prefix.length - a.prefix.length),
+  }));
+}
+
+function prefixesOverlap(a: string, b: string): boolean {
+  // A prefix-less mount takes what the prefixed ones leave, so only two prefix-less mounts clash.
+  if (a === "" || b === "") return a === b;
+  return withinPrefix(a, b) || withinPrefix(b, a);
+}
+
+/** `/api` covers `/api` and `/api/x`, not `/apix`. */
+export function withinPrefix(path: string, prefix: string): boolean {
+  if (prefix === "") return true;
+  return path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 0x2f);
+}
+
+export interface RunningListener {
+  readonly plan: ListenerPlan;
+  readonly listener: HttpListener;
+}
+
+export interface StartListenersOptions {
+  http: HttpServerOptions;
+  handlers: Readonly<Record<MountName, MountHandler>>;
+  accessLog?: AccessLogger;
+}
+
+/** Binds every planned listener; if one fails to bind, the ones already bound are closed again. */
+export async function startListeners(plans: readonly ListenerPlan[], options: StartListenersOptions): Promise<RunningListener[]> {
+  const running: RunningListener[] = [];
+  try {
+    for (const plan of plans) {
+      const server = createHttpServer(dispatcher(plan, options), options.http);
+      const listener = await server.listen({ host: plan.listen.host === "" ? undefined : plan.listen.host, port: plan.listen.port });
+      running.push({ plan, listener });
+    }
+  } catch (error) {
+    await Promise.all(running.map((r) => r.listener.close(0)));
+    throw error;
+  }
+  return running;
+}
+
+function dispatcher(plan: ListenerPlan, options: StartListenersOptions) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = requestPath(req.url ?? "/");
+    // Every path lands on some mount: with a shared address the prefix-less mount (ingress) takes
+    // the rest, and alone on its address a mount takes everything and answers 404 itself.
+    const mount = plan.mounts.find((m) => withinPrefix(path, m.prefix)) ?? plan.mounts[plan.mounts.length - 1];
+    options.accessLog?.track(req, res, mount.name);
+    const rest = withinPrefix(path, mount.prefix) ? path.slice(mount.prefix.length) || "/" : path;
+    await options.handlers[mount.name](req, res, rest);
+  };
+}
+
+/** The path of a request target without its query; absolute-form targets are reduced to their path. */
+export function requestPath(target: string): string {
+  let path = target;
+  if (!path.startsWith("/")) {
+    try {
+      path = new URL(path).pathname;
+    } catch {
+      return path;
+    }
+  }
+  const question = path.indexOf("?");
+  return question < 0 ? path : path.slice(0, question);
+}

@@ -1,0 +1,97 @@
+// The HTTP binding of the Pull API: POST {prefix}{pull.path}/dequeue|ack|nack|extend. Checks run
+// method, then auth, then route, then op (reference-behaviour.md §3); bodies are strict JSON
+// (unknown fields and trailing documents are 400 invalid_body).
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { apiError } from "../errors.js";
+import { readBody } from "../http/body.js";
+import { parseStrictJson, type BodySchema } from "../http/json.js";
+import { sendEmpty, sendJson } from "../http/respond.js";
+import { verifyBearerToken } from "../ingress/verify/index.js";
+import type { LeaseReply, PullOps } from "./ops.js";
+import type { PullRoute, PullState } from "./state.js";
+
+/** Pull bodies are small JSON documents (reference-behaviour.md §3: at most 1 MiB). */
+export const MAX_PULL_BODY_BYTES = 1024 * 1024;
+
+const DEQUEUE_BODY = { batch: { type: "integer" }, lease_ttl: { type: "duration" }, max_wait: { type: "duration" } } as const satisfies BodySchema;
+const ACK_BODY = { lease_id: { type: "string" }, lease_ids: { type: "string[]" } } as const satisfies BodySchema;
+const NACK_BODY = { ...ACK_BODY, delay: { type: "duration" }, dead: { type: "boolean" }, reason: { type: "string" } } as const satisfies BodySchema;
+// `extend_by` is the reference implementation's name for the same field (reference-behaviour.md §2 row 14).
+const EXTEND_BODY = { ...ACK_BODY, lease_ttl: { type: "duration" }, extend_by: { type: "duration" } } as const satisfies BodySchema;
+
+const OPS = new Set(["dequeue", "ack", "nack", "extend"]);
+
+export interface PullHttpDeps {
+  state(): PullState;
+  ops: PullOps;
+  /** Aborted when the service shuts down: open long polls answer at once with empty items. */
+  shutdownSignal: AbortSignal;
+}
+
+export function createPullHandler(deps: PullHttpDeps) {
+  return async function handlePull(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const state = deps.state();
+    if (req.method !== "POST") {
+      throw apiError("method_not_allowed", "the Pull API takes POST", { headers: { Allow: "POST" }, closeConnection: true });
+    }
+    const token = verifyBearerToken(req.headers, state.knownTokens);
+    if (!token.ok) throw apiError("unauthorized", "missing or invalid bearer token", { closeConnection: true });
+
+    const slash = path.lastIndexOf("/");
+    const endpoint = slash <= 0 ? "" : path.slice(0, slash);
+    const op = path.slice(slash + 1);
+    const pullRoute = state.routes.get(endpoint);
+    if (!pullRoute) throw apiError("not_found", `no pull route at ${endpoint || path}`, { closeConnection: true });
+    if (verifyBearerToken(req.headers, pullRoute.tokens).ok !== true) {
+      throw apiError("forbidden", "this token is not allowed for this route", { closeConnection: true });
+    }
+    if (!OPS.has(op)) throw apiError("not_found", `unknown Pull API operation ${JSON.stringify(op)}`, { closeConnection: true });
+
+    const body = await readBody(req, { maxBytes: MAX_PULL_BODY_BYTES });
+    if (op === "dequeue") await dequeue(req, res, pullRoute, body);
+    else sendReply(res, await settle(op, pullRoute, body));
+  };
+
+  async function dequeue(req: IncomingMessage, res: ServerResponse, pullRoute: PullRoute, body: Buffer): Promise<void> {
+    const request = parseStrictJson(body, DEQUEUE_BODY, { allowEmpty: true });
+    // The client going away ends the long poll with nothing leased, as does shutdown.
+    const clientGone = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) clientGone.abort();
+    };
+    res.once("close", onClose);
+    req.socket.once("close", onClose);
+    try {
+      const signal = AbortSignal.any([clientGone.signal, deps.shutdownSignal]);
+      const result = await deps.ops.dequeue(pullRoute.route.path, { batch: request.batch, leaseTtlMs: request.lease_ttl, maxWaitMs: request.max_wait }, signal);
+      sendJson(res, 200, result);
+    } finally {
+      res.off("close", onClose);
+      req.socket.off("close", onClose);
+    }
+  }
+
+  function settle(op: string, pullRoute: PullRoute, body: Buffer): Promise<LeaseReply> {
+    const route = pullRoute.route.path;
+    switch (op) {
+      case "ack":
+        return deps.ops.ack(route, parseStrictJson(body, ACK_BODY));
+      case "nack": {
+        const request = parseStrictJson(body, NACK_BODY);
+        return deps.ops.nack(route, { lease_id: request.lease_id, lease_ids: request.lease_ids, delayMs: request.delay, dead: request.dead, reason: request.reason });
+      }
+      default: {
+        const request = parseStrictJson(body, EXTEND_BODY);
+        if (request.lease_ttl !== undefined && request.extend_by !== undefined) {
+          throw apiError("invalid_body", "use lease_ttl or extend_by, not both");
+        }
+        return deps.ops.extend(route, { lease_id: request.lease_id, lease_ids: request.lease_ids, leaseTtlMs: request.lease_ttl ?? request.extend_by });
+      }
+    }
+  }
+}
+
+function sendReply(res: ServerResponse, reply: LeaseReply): void {
+  if (reply.status === 204) sendEmpty(res, 204);
+  else sendJson(res, 200, reply.body);
+}

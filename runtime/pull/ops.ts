@@ -1,0 +1,194 @@
+// The Pull API operations as transport-neutral functions (webhook-queue.md "Pull API",
+// DECISIONS.md "Pull API", reference-behaviour.md §3): typed requests in, a reply or an ApiError out.
+// Leases are scoped to the route the request addressed: another route's lease is lease_not_found.
+import type { Clock } from "../clock.js";
+import { apiError, type ApiError } from "../errors.js";
+import type { SpoolMetrics } from "../observability/metrics.js";
+import { MAX_DEQUEUE_BATCH, type LeaseOutcome, type LeasedMessage, type Store } from "../store/store.js";
+
+export interface PullLimits {
+  readonly maxBatch: number;
+  readonly maxLeaseBatch: number;
+  readonly defaultLeaseTtlMs: number;
+  readonly maxLeaseTtlMs: number | null;
+  readonly defaultMaxWaitMs: number;
+  readonly maxWaitMs: number | null;
+}
+
+export interface DequeueRequest {
+  batch?: number;
+  leaseTtlMs?: number;
+  maxWaitMs?: number;
+}
+
+export interface LeaseIdsRequest {
+  lease_id?: string;
+  lease_ids?: string[];
+}
+
+export interface NackRequest extends LeaseIdsRequest {
+  delayMs?: number;
+  dead?: boolean;
+  reason?: string;
+}
+
+export interface ExtendRequest extends LeaseIdsRequest {
+  leaseTtlMs?: number;
+}
+
+export interface DequeuedItem {
+  id: string;
+  lease_id: string;
+  route: string;
+  target: string;
+  payload_b64: string;
+  headers: Record<string, string>;
+  received_at: string;
+  attempt: number;
+  lease_until: string;
+}
+
+/** 204 for a single lease id, 200 with a count for a batch. */
+export type LeaseReply = { status: 204 } | { status: 200; body: Record<string, number> };
+
+export interface PullOpsDeps {
+  store: Store;
+  clock: Clock;
+  metrics: SpoolMetrics;
+  /** The current limits (a reload may change them). */
+  limits(): PullLimits;
+  /** A store call failed (answered 503 queue_overload); for the runtime log. */
+  onStoreError(operation: string, error: unknown): void;
+}
+
+export interface PullOps {
+  /** Always resolves with items (possibly none); aborting `signal` ends a long poll with none leased. */
+  dequeue(route: string, request: DequeueRequest, signal: AbortSignal): Promise<{ items: DequeuedItem[] }>;
+  ack(route: string, request: LeaseIdsRequest): Promise<LeaseReply>;
+  nack(route: string, request: NackRequest): Promise<LeaseReply>;
+  extend(route: string, request: ExtendRequest): Promise<LeaseReply>;
+}
+
+export function createPullOps(deps: PullOpsDeps): PullOps {
+  const { store, metrics } = deps;
+
+  return {
+    async dequeue(route, request, signal) {
+      const limits = deps.limits();
+      const batch = clamp(request.batch === undefined || request.batch <= 0 ? 1 : request.batch, Math.min(limits.maxBatch, MAX_DEQUEUE_BATCH));
+      const leaseTtlMs = capped(request.leaseTtlMs !== undefined && request.leaseTtlMs > 0 ? request.leaseTtlMs : limits.defaultLeaseTtlMs, limits.maxLeaseTtlMs);
+      const maxWaitMs = capped(request.maxWaitMs ?? limits.defaultMaxWaitMs, limits.maxWaitMs);
+      let leased: LeasedMessage[];
+      try {
+        leased = await store.dequeue({ route, batch, leaseTtlMs, maxWaitMs }, signal);
+      } catch (error) {
+        metrics.pull.dequeue.inc({ route, status: "5xx" });
+        deps.onStoreError("dequeue", error);
+        throw storeFailure();
+      }
+      metrics.pull.dequeue.inc({ route, status: "200" });
+      return { items: leased.map(toItem) };
+    },
+
+    async ack(route, request) {
+      const { leaseIds, single } = leaseIdsOf(request, deps.limits().maxLeaseBatch);
+      const outcome = await settle("ack", () => store.ack(leaseIds, { route }));
+      metrics.pull.acked.inc({ route }, outcome.settled.length);
+      countConflicts(route, outcome, metrics.pull.ackConflict);
+      if (outcome.conflicts.length > 0) throw conflict(outcome, "acked");
+      return single ? { status: 204 } : { status: 200, body: { acked: outcome.settled.length } };
+    },
+
+    async nack(route, request) {
+      const { leaseIds, single } = leaseIdsOf(request, deps.limits().maxLeaseBatch);
+      // dead: true ignores the delay and keeps the reason as dead_reason (webhook-queue.md "nack").
+      const how = request.dead ? { dead: true as const, reason: request.reason ?? null } : { delayMs: Math.max(0, request.delayMs ?? 0) };
+      const outcome = await settle("nack", () => store.nack(leaseIds, how, { route }));
+      metrics.pull.nacked.inc({ route }, outcome.settled.length);
+      countConflicts(route, outcome, metrics.pull.nackConflict);
+      if (outcome.conflicts.length > 0) throw conflict(outcome, "succeeded");
+      return single ? { status: 204 } : { status: 200, body: { succeeded: outcome.settled.length } };
+    },
+
+    async extend(route, request) {
+      const limits = deps.limits();
+      const { leaseIds } = leaseIdsOf(request, limits.maxLeaseBatch);
+      // The lease then runs until now + lease_ttl, never shortened, capped by max_lease_ttl (DECISIONS.md "Pull API").
+      const leaseTtlMs = capped(request.leaseTtlMs !== undefined && request.leaseTtlMs > 0 ? request.leaseTtlMs : limits.defaultLeaseTtlMs, limits.maxLeaseTtlMs);
+      const outcome = await settle("extend", () => store.extend(leaseIds, leaseTtlMs, { route }));
+      countConflicts(route, outcome, undefined);
+      if (outcome.conflicts.length > 0) throw conflict(outcome, "extended");
+      return { status: 204 };
+    },
+  };
+
+  async function settle(operation: string, run: () => Promise<LeaseOutcome>): Promise<LeaseOutcome> {
+    try {
+      return await run();
+    } catch (error) {
+      deps.onStoreError(operation, error);
+      throw storeFailure();
+    }
+  }
+
+  function countConflicts(route: string, outcome: LeaseOutcome, counter: SpoolMetrics["pull"]["ackConflict"] | undefined): void {
+    if (outcome.conflicts.length === 0) return;
+    counter?.inc({ route }, outcome.conflicts.length);
+    const expired = outcome.conflicts.filter((c) => c.reason === "lease_expired").length;
+    if (expired > 0) metrics.pull.leaseExpired.inc({ route }, expired);
+  }
+}
+
+/** lease_id or lease_ids (not both), deduplicated, empty ids skipped, at most `maxLeaseBatch`. */
+export function leaseIdsOf(request: LeaseIdsRequest, maxLeaseBatch: number): { leaseIds: string[]; single: boolean } {
+  if (request.lease_id !== undefined && request.lease_ids !== undefined) {
+    throw apiError("invalid_body", "use lease_id or lease_ids, not both");
+  }
+  if (request.lease_id !== undefined) {
+    if (request.lease_id === "") throw apiError("invalid_body", "lease_id must not be empty");
+    return { leaseIds: [request.lease_id], single: true };
+  }
+  if (request.lease_ids === undefined) throw apiError("invalid_body", "lease_id or lease_ids is required");
+  const leaseIds = [...new Set(request.lease_ids.filter((id) => id !== ""))];
+  if (leaseIds.length === 0) throw apiError("invalid_body", "lease_ids holds no lease id");
+  if (leaseIds.length > maxLeaseBatch) throw apiError("invalid_body", `lease_ids holds ${leaseIds.length} ids; at most ${maxLeaseBatch} per request`);
+  return { leaseIds, single: false };
+}
+
+
+function conflict(outcome: LeaseOutcome, countField: "acked" | "succeeded" | "extended"): ApiError {
+  const n = outcome.conflicts.length;
+  return apiError("lease_conflict", `${n} lease${n === 1 ? " is" : "s are"} unknown or expired`, {
+    fields: {
+      [countField]: outcome.settled.length,
+      conflicts: outcome.conflicts.map((c) => ({ lease_id: c.leaseId, reason: c.reason })),
+    },
+  });
+}
+
+/** A store that cannot answer is 503 queue_overload on the Pull API (DECISIONS.md "Pull API"). */
+function storeFailure(): ApiError {
+  return apiError("queue_overload", "the queue store is unavailable", { headers: { "Retry-After": "1" } });
+}
+
+function toItem(message: LeasedMessage): DequeuedItem {
+  return {
+    id: message.id,
+    lease_id: message.leaseId,
+    route: message.route,
+    target: message.target,
+    payload_b64: Buffer.from(message.payload.buffer, message.payload.byteOffset, message.payload.byteLength).toString("base64"),
+    headers: { ...message.headers },
+    received_at: new Date(message.receivedAtMs).toISOString(),
+    attempt: message.attempt,
+    lease_until: new Date(message.leaseUntilMs).toISOString(),
+  };
+}
+
+function clamp(value: number, max: number): number {
+  return Math.max(1, Math.min(value, max));
+}
+
+function capped(valueMs: number, capMs: number | null): number {
+  return capMs === null ? valueMs : Math.min(valueMs, capMs);
+}

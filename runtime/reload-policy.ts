@@ -1,0 +1,28 @@
+// Which config changes a running instance can take (reference-behaviour.md §2 row 38): routes,
+// auth, rate limits, labels, pull tokens and limits, admin tokens and defaults are live; listeners,
+// prefixes, TLS, the backend, queue limits and retention (the store was opened with them) and
+// observability outputs need a restart, and a reload that changes any of them is refused whole.
+import type { SpoolConfig } from "../compiler/ir.js";
+
+const RESTART_REQUIRED: readonly [name: string, pick: (c: SpoolConfig) => unknown][] = [
+  ["ingress.listen", (c) => c.ingress.listen.address],
+  ["ingress.tls", (c) => c.ingress.tls],
+  ["pull_api.listen", (c) => c.pullApi.listen.address],
+  ["pull_api.prefix", (c) => c.pullApi.prefix],
+  ["pull_api.tls", (c) => c.pullApi.tls],
+  ["admin_api.listen", (c) => c.adminApi.listen.address],
+  ["admin_api.prefix", (c) => c.adminApi.prefix],
+  ["admin_api.tls", (c) => c.adminApi.tls],
+  ["observability.metrics", (c) => c.observability.metrics],
+  ["observability.access_log", (c) => c.observability.accessLog],
+  ["observability.runtime_log", (c) => c.observability.runtimeLog],
+  ["observability.tracing", (c) => c.observability.tracing],
+  ["queue.backend", (c) => c.backend],
+  ["queue_limits", (c) => c.queueLimits],
+  ["retention", (c) => c.retention],
+];
+
+/** The names of the restart-only settings that differ; empty when the reload can be applied live. */
+export function restartRequiredChanges(current: SpoolConfig, next: SpoolConfig): string[] {
+  return RESTART_REQUIRED.filter(([, pick]) => JSON.stringify(pick(current)) !== JSON.stringify(pick(next))).map(([name]) => name);
+}

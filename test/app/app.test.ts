@@ -1,0 +1,383 @@
+// createApp in-process with hand-built IR: real listeners on 127.0.0.1:0, real SQLite files.
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import type { SpoolConfig } from "../../compiler/ir.js";
+import { createApp, type SpoolApp } from "../../runtime/app.js";
+import { openStore } from "../../runtime/store/open.js";
+import { StoreError, type Store } from "../../runtime/store/store.js";
+import { makeTempDir } from "../helpers/temp-dir.js";
+import { buildConfig, pullRoute, raw, route } from "./helpers/ir.js";
+import { bearer, call, pullCall } from "./helpers/http.js";
+
+const temp = makeTempDir("app");
+let counter = 0;
+
+interface Running {
+  app: SpoolApp;
+  ingress: string;
+  pull: string;
+  admin: string;
+}
+
+async function run(config: SpoolConfig, extra: Partial<Parameters<typeof createApp>[1]> = {}): Promise<Running> {
+  const app = createApp(config, { version: "0.1.0", storeLocation: { sqlitePath: join(temp.path, `db-${++counter}.sqlite`) }, ...extra });
+  const { addresses } = await app.start();
+  const url = (name: string) => {
+    const found = addresses.find((a) => a.name.split("+").includes(name))!;
+    return `http://127.0.0.1:${found.port}`;
+  };
+  return { app, ingress: url("ingress"), pull: url("pull"), admin: url("admin") };
+}
+
+const basic = () =>
+  buildConfig({
+    routes: [
+      pullRoute("/hooks/a", "/a"),
+      route("/hooks/fan", { kind: "deliver", targets: [httpTarget("https://one.example/in"), httpTarget("https://two.example/in")], concurrency: 20 }),
+      pullRoute("/hooks/scoped", "/scoped", {}, [raw("scoped-token")]),
+      pullRoute("/hooks/get", "/get", { match: { methods: ["PUT"], hosts: [], headers: [], headersExist: [], query: [], queryExist: [], remoteIps: [] } }),
+    ],
+    adminTokens: ["admin-token"],
+  });
+
+function httpTarget(url: string) {
+  return { kind: "http" as const, target: url, url, timeoutMs: 10_000, retry: { maxRetries: 8, baseMs: 2_000, capMs: 120_000, jitter: 0.2 }, headers: [], sign: null };
+}
+
+const test = suite("app in-process");
+
+test.after(() => temp.cleanup());
+
+test("a webhook is dequeued with its payload and headers, then acked and gone", async () => {
+  const s = await run(basic());
+  try {
+    const posted = await call(`${s.ingress}/hooks/a`, {
+      headers: { "content-type": "application/json", authorization: "Bearer secret", cookie: "c=1", "x-custom": "yes" },
+      body: '{"hello":1}',
+    });
+    assert.is(posted.status, 202);
+    assert.is(posted.json.status, "queued");
+    assert.is(posted.json.ids.length, 1);
+
+    const got = await pullCall(`${s.pull}/a`, "dequeue", "pull-token", { batch: 5 });
+    assert.is(got.status, 200);
+    const [item] = got.json.items;
+    assert.is(item.id, posted.json.ids[0]);
+    assert.is(item.route, "/hooks/a");
+    assert.is(item.target, "pull");
+    assert.is(Buffer.from(item.payload_b64, "base64").toString(), '{"hello":1}');
+    assert.is(item.headers["X-Custom"], "yes");
+    assert.is(item.headers["Content-Type"], "application/json");
+    assert.not.ok("Authorization" in item.headers, "Authorization is not stored");
+    assert.not.ok("Cookie" in item.headers, "Cookie is not stored");
+    assert.is(item.attempt, 1);
+    assert.ok(Date.parse(item.lease_until) > Date.now());
+
+    const acked = await pullCall(`${s.pull}/a`, "ack", "pull-token", { lease_id: item.lease_id });
+    assert.is(acked.status, 204);
+    const again = await pullCall(`${s.pull}/a`, "dequeue", "pull-token", {});
+    assert.equal(again.json.items, []);
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("fan-out stores one copy per deliver target, ids in target order", async () => {
+  const s = await run(basic());
+  try {
+    const posted = await call(`${s.ingress}/hooks/fan`, { body: "x" });
+    assert.is(posted.status, 202);
+    assert.is(posted.json.ids.length, 2);
+    const views = await s.app.context.store.getMessages(posted.json.ids);
+    const byId = new Map(views.map((v) => [v.id, v.target]));
+    assert.is(byId.get(posted.json.ids[0]), "https://one.example/in");
+    assert.is(byId.get(posted.json.ids[1]), "https://two.example/in");
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("unknown path is 404, wrong method 405 with Allow, segment-bounded matching", async () => {
+  const s = await run(basic());
+  try {
+    const missing = await call(`${s.ingress}/nowhere`, { body: "x" });
+    assert.is(missing.status, 404);
+    assert.is(missing.json.code, "not_found");
+    const suffix = await call(`${s.ingress}/hooks/a-suffix`, { body: "x" });
+    assert.is(suffix.status, 404);
+    const sub = await call(`${s.ingress}/hooks/a/deeper`, { body: "x" });
+    assert.is(sub.status, 202);
+    const wrong = await call(`${s.ingress}/hooks/a`, { method: "GET" });
+    assert.is(wrong.status, 405);
+    assert.is(wrong.headers.get("allow"), "POST");
+    assert.is(wrong.json.code, "method_not_allowed");
+    const put = await call(`${s.ingress}/hooks/get`, { method: "PUT", body: "x" });
+    assert.is(put.status, 202);
+    const postToPutRoute = await call(`${s.ingress}/hooks/get`, { method: "POST", body: "x" });
+    assert.is(postToPutRoute.status, 405);
+    assert.is(postToPutRoute.headers.get("allow"), "PUT");
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("Pull API: 401 without or with an unknown token, 403 outside the route's list, 404 route and op, 405 method", async () => {
+  const s = await run(basic());
+  try {
+    assert.is((await call(`${s.pull}/a/dequeue`, { body: "{}" })).status, 401);
+    assert.is((await pullCall(`${s.pull}/a`, "dequeue", "nope")).json.code, "unauthorized");
+    const forbidden = await pullCall(`${s.pull}/scoped`, "dequeue", "pull-token");
+    assert.is(forbidden.status, 403);
+    assert.is(forbidden.json.code, "forbidden");
+    const scopedOk = await pullCall(`${s.pull}/scoped`, "dequeue", "scoped-token");
+    assert.is(scopedOk.status, 200);
+    assert.is((await pullCall(`${s.pull}/a`, "dequeue", "scoped-token")).status, 403);
+    assert.is((await pullCall(`${s.pull}/zzz`, "dequeue", "pull-token")).status, 404);
+    assert.is((await pullCall(`${s.pull}/a`, "explode", "pull-token")).status, 404);
+    const get = await call(`${s.pull}/a/dequeue`, { method: "GET", headers: bearer("pull-token") });
+    assert.is(get.status, 405);
+    assert.is(get.headers.get("allow"), "POST");
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("Pull API bodies are strict: unknown fields, trailing JSON, bad durations and both lease forms are 400", async () => {
+  const s = await run(basic());
+  try {
+    for (const body of ['{"batch":1,"extra":true}', '{"batch":1}{"batch":2}', '{"lease_ttl":"soon"}', "[1]", '{"batch":"1"}']) {
+      const reply = await pullCall(`${s.pull}/a`, "dequeue", "pull-token", body);
+      assert.is(reply.status, 400, body);
+      assert.is(reply.json.code, "invalid_body");
+    }
+    const both = await pullCall(`${s.pull}/a`, "ack", "pull-token", { lease_id: "x", lease_ids: ["y"] });
+    assert.is(both.status, 400);
+    const tooMany = await pullCall(`${s.pull}/a`, "nack", "pull-token", { lease_ids: Array.from({ length: 101 }, (_, i) => `l${i}`) });
+    assert.is(tooMany.status, 400);
+    const hundred = await pullCall(`${s.pull}/a`, "ack", "pull-token", { lease_ids: Array.from({ length: 100 }, (_, i) => `l${i}`) });
+    assert.is(hundred.status, 409, "100 unknown leases are conflicts, not a 400");
+    assert.is(hundred.json.conflicts.length, 100);
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("batch ack reports conflicts with the acked count; nack dead and extend work per lease", async () => {
+  const s = await run(basic());
+  try {
+    for (let i = 0; i < 3; i++) assert.is((await call(`${s.ingress}/hooks/a`, { body: `m${i}` })).status, 202);
+    const { items } = (await pullCall(`${s.pull}/a`, "dequeue", "pull-token", { batch: 3 })).json;
+    assert.is(items.length, 3);
+    const mixed = await pullCall(`${s.pull}/a`, "ack", "pull-token", { lease_ids: [items[0].lease_id, "lease_unknown", items[0].lease_id] });
+    assert.is(mixed.status, 409);
+    assert.is(mixed.json.code, "lease_conflict");
+    assert.is(mixed.json.acked, 1);
+    assert.equal(mixed.json.conflicts, [{ lease_id: "lease_unknown", reason: "lease_not_found" }]);
+    const repeat = await pullCall(`${s.pull}/a`, "ack", "pull-token", { lease_ids: [items[0].lease_id] });
+    assert.is(repeat.status, 200, "a repeated ack is idempotent success");
+    assert.equal(repeat.json, { acked: 1 });
+
+    const extended = await pullCall(`${s.pull}/a`, "extend", "pull-token", { lease_id: items[1].lease_id, lease_ttl: "2m" });
+    assert.is(extended.status, 204);
+    const unknownExtend = await pullCall(`${s.pull}/a`, "extend", "pull-token", { lease_id: "lease_nope" });
+    assert.is(unknownExtend.status, 409);
+
+    const dead = await pullCall(`${s.pull}/a`, "nack", "pull-token", { lease_ids: [items[1].lease_id, items[2].lease_id], dead: true, reason: "bad payload" });
+    assert.is(dead.status, 200);
+    assert.equal(dead.json, { succeeded: 2 });
+    const [view] = await s.app.context.store.getMessages([items[1].id]);
+    assert.is(view.state, "dead");
+    assert.is(view.deadReason, "bad payload");
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("a lease of another pull route is lease_not_found on this route and stays leased", async () => {
+  const s = await run(basic());
+  try {
+    await call(`${s.ingress}/hooks/scoped`, { body: "x" });
+    const { items } = (await pullCall(`${s.pull}/scoped`, "dequeue", "scoped-token")).json;
+    const crossed = await pullCall(`${s.pull}/a`, "ack", "pull-token", { lease_id: items[0].lease_id });
+    assert.is(crossed.status, 409);
+    assert.is(crossed.json.conflicts[0].reason, "lease_not_found");
+    const [view] = await s.app.context.store.getMessages([items[0].id]);
+    assert.is(view.state, "leased");
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("long poll returns as soon as a message arrives", async () => {
+  const s = await run(basic());
+  try {
+    const polling = pullCall(`${s.pull}/a`, "dequeue", "pull-token", { max_wait: "20s" });
+    await new Promise((r) => setTimeout(r, 100));
+    await call(`${s.ingress}/hooks/a`, { body: "wake" });
+    const reply = await polling;
+    assert.is(reply.json.items.length, 1);
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("stop answers open long polls with empty items", async () => {
+  const s = await run(basic());
+  const polling = pullCall(`${s.pull}/a`, "dequeue", "pull-token", { max_wait: "25s" });
+  await new Promise((r) => setTimeout(r, 100));
+  const stopped = s.app.stop();
+  const reply = await polling;
+  assert.is(reply.status, 200);
+  assert.equal(reply.json.items, []);
+  await stopped;
+});
+
+test("bare /healthz needs no token; details and other admin paths do", async () => {
+  const s = await run(basic());
+  try {
+    const bare = await call(`${s.admin}/healthz`, { method: "GET" });
+    assert.is(bare.status, 200);
+    assert.equal(bare.json, { ok: true });
+    assert.is((await call(`${s.admin}/healthz?details=1`, { method: "GET" })).status, 401);
+    assert.is((await call(`${s.admin}/messages`, { method: "GET" })).status, 401);
+    assert.is((await call(`${s.admin}/messages`, { method: "GET", headers: bearer("admin-token") })).status, 404);
+    await call(`${s.ingress}/hooks/a`, { body: "x" });
+    const details = await call(`${s.admin}/healthz?details=1`, { method: "GET", headers: bearer("admin-token") });
+    assert.is(details.status, 200);
+    assert.is(details.json.ok, true);
+    const queue = details.json.diagnostics.queue;
+    assert.is(queue.total, queue.by_state.queued + queue.by_state.leased + queue.by_state.dead);
+    assert.is(details.json.diagnostics.ingress.accepted_total, 1);
+    assert.is(details.json.diagnostics.store, undefined, "store diagnostics only for the memory backend");
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("admin routes seam: handled paths answer, unhandled are 404, all behind the token", async () => {
+  const seen: string[] = [];
+  const s = await run(basic(), {
+    admin: () => async (_req, res, path) => {
+      seen.push(path);
+      if (path !== "/dlq") return false;
+      res.statusCode = 200;
+      res.end("{}");
+      return true;
+    },
+  });
+  try {
+    assert.is((await call(`${s.admin}/dlq`, { method: "GET", headers: bearer("admin-token") })).status, 200);
+    assert.is((await call(`${s.admin}/other`, { method: "GET", headers: bearer("admin-token") })).status, 404);
+    assert.is((await call(`${s.admin}/dlq`, { method: "GET" })).status, 401);
+    assert.equal(seen, ["/dlq", "/other"]);
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("shared listener: ingress, pull and admin on one address by prefix", async () => {
+  const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a")], shared: true }));
+  try {
+    assert.is(s.ingress, s.pull);
+    assert.is((await call(`${s.ingress}/hooks/a`, { body: "x" })).status, 202);
+    assert.is((await pullCall(`${s.ingress}/pull/a`, "dequeue", "pull-token")).json.items.length, 1);
+    assert.equal((await call(`${s.ingress}/admin/healthz`, { method: "GET" })).json, { ok: true });
+    assert.is((await call(`${s.ingress}/pullx`, { body: "x" })).status, 404, "prefix match is segment-bounded");
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("memory backend health details include store diagnostics", async () => {
+  const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a")], backend: "memory" }));
+  try {
+    await call(`${s.ingress}/hooks/a`, { body: "x" });
+    const details = await call(`${s.admin}/healthz?details=1`, { method: "GET" });
+    assert.is(details.json.diagnostics.store.backend, "memory");
+    assert.is(details.json.diagnostics.store.memory_pressure.active, false);
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("reload swaps routes atomically and keeps a drained rate-limit bucket drained", async () => {
+  const limited = { rateLimit: { rps: 0.01, burst: 1 } };
+  const first = buildConfig({ routes: [pullRoute("/hooks/a", "/a", limited)] });
+  const s = await run(first);
+  try {
+    assert.is((await call(`${s.ingress}/hooks/a`, { body: "1" })).status, 202);
+    const limitedReply = await call(`${s.ingress}/hooks/a`, { body: "2" });
+    assert.is(limitedReply.status, 429);
+    assert.ok(Number(limitedReply.headers.get("retry-after")) >= 1);
+    const second = buildConfig({ routes: [pullRoute("/hooks/a", "/a", limited), pullRoute("/hooks/b", "/b")] });
+    assert.equal(s.app.reload(second), { applied: true, generation: 2 });
+    assert.is((await call(`${s.ingress}/hooks/b`, { body: "x" })).status, 202, "new route serves");
+    assert.is((await call(`${s.ingress}/hooks/a`, { body: "3" })).status, 429, "bucket survived the reload");
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("reload that changes a listener is refused whole", async () => {
+  const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a")] }));
+  try {
+    const moved = buildConfig({ routes: [pullRoute("/hooks/b", "/b")], patch: (c) => (c.ingress = { ...c.ingress, listen: { host: "127.0.0.1", port: 1, address: "127.0.0.1:1" } }) });
+    const outcome = s.app.reload(moved);
+    assert.is(outcome.applied, false);
+    assert.ok(!outcome.applied && outcome.changes.includes("ingress.listen"));
+    assert.is((await call(`${s.ingress}/hooks/a`, { body: "x" })).status, 202, "old routes keep serving");
+    assert.is((await call(`${s.ingress}/hooks/b`, { body: "x" })).status, 404, "nothing of the refused config applied");
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("store failures: ingress 503 store_unavailable, Pull API 503 queue_overload, never 500", async () => {
+  let failing = false;
+  const s = await run(basic(), {
+    openStore: async (spec, deps) => {
+      const store = await openStore(spec, deps);
+      return new Proxy(store, {
+        get(target, name, receiver) {
+          const value = Reflect.get(target, name, receiver);
+          if (typeof value !== "function") return value;
+          return (...args: unknown[]) => {
+            if (failing && ["enqueue", "dequeue", "ack"].includes(String(name))) return Promise.reject(new StoreError("unavailable", "disk gone"));
+            return value.apply(target, args);
+          };
+        },
+      }) as Store;
+    },
+  });
+  try {
+    failing = true;
+    const ingress = await call(`${s.ingress}/hooks/a`, { body: "x" });
+    assert.is(ingress.status, 503);
+    assert.is(ingress.json.code, "store_unavailable");
+    assert.ok(ingress.headers.get("retry-after"));
+    const dequeue = await pullCall(`${s.pull}/a`, "dequeue", "pull-token");
+    assert.is(dequeue.status, 503);
+    assert.is(dequeue.json.code, "queue_overload");
+    const ack = await pullCall(`${s.pull}/a`, "ack", "pull-token", { lease_id: "x" });
+    assert.is(ack.json.code, "queue_overload");
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("queue_full on ingress is 503 and stores nothing", async () => {
+  const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a")], maxDepth: 1 }));
+  try {
+    assert.is((await call(`${s.ingress}/hooks/a`, { body: "1" })).status, 202);
+    const full = await call(`${s.ingress}/hooks/a`, { body: "2" });
+    assert.is(full.status, 503);
+    assert.is(full.json.code, "queue_full");
+    const stats = await s.app.context.store.queueStats();
+    assert.is(stats.total, 1);
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test.run();

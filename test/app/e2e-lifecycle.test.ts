@@ -1,0 +1,170 @@
+// End to end lifecycle of the built `spool run`: hot reload by --watch and SIGHUP (valid, invalid
+// and restart-only edits), SIGTERM with open long polls, and durability across SIGKILL.
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { makeTempDir } from "../helpers/temp-dir.js";
+import { call, eventually, pullCall } from "./helpers/http.js";
+import { spawnSpool, stopSpool, waitHealthy } from "./helpers/spool-process.js";
+import { freePorts, spoolfileText, urls, writeSpoolfile } from "./helpers/spoolfile.js";
+
+const temp = makeTempDir("e2e-lifecycle");
+const test = suite("spool run: lifecycle end to end");
+test.after(() => temp.cleanup());
+
+const ROUTE_A = "/hooks/a { pull { path /a } }";
+const ROUTE_B = "/hooks/b { pull { path /b } }";
+
+test("--watch applies a valid edit (rename-write), keeps serving on an invalid one, refuses a listener change", async () => {
+  const dir = join(temp.path, "watch");
+  const ports = await freePorts();
+  const u = urls(ports);
+  const { mkdirSync } = await import("node:fs");
+  mkdirSync(dir);
+  const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
+  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db"), "--watch"]);
+  try {
+    await waitHealthy(proc, u.admin);
+    assert.is((await call(`${u.ingress}/hooks/b`, { body: "x" })).status, 404);
+
+    // An editor's save: write a temp file, rename it over the config.
+    writeFileSync(join(dir, "Spoolfile.tmp"), spoolfileText(ports, `${ROUTE_A}\n${ROUTE_B}`));
+    renameSync(join(dir, "Spoolfile.tmp"), config);
+    await eventually(async () => ((await call(`${u.ingress}/hooks/b`, { body: "x" })).status === 202 ? true : undefined), 5_000, "route b after reload");
+
+    writeFileSync(config, spoolfileText(ports, `${ROUTE_A}\n/hooks/broken { pull { path } }`));
+    await proc.waitForOutput("config_reload_failed");
+    assert.is((await call(`${u.ingress}/hooks/b`, { body: "x" })).status, 202, "the old config keeps serving");
+    assert.is((await call(`${u.ingress}/hooks/a`, { body: "x" })).status, 202);
+
+    writeFileSync(config, spoolfileText(ports, `${ROUTE_A}\n${ROUTE_B}`).replace(`listen 127.0.0.1:${ports.ingress}`, `listen 127.0.0.2:${ports.ingress}`));
+    await proc.waitForOutput("config_reloaded_restart_required");
+    assert.is((await call(`${u.ingress}/hooks/b`, { body: "x" })).status, 202, "listener unchanged, still serving");
+    const details = await call(`${u.admin}/healthz?details=1`, { method: "GET", headers: { authorization: "Bearer admin-token" } });
+    assert.is(details.json.diagnostics.config.generation, 2, "only the valid edit was applied");
+  } finally {
+    const result = await stopSpool(proc);
+    assert.is(result.code, 0);
+  }
+});
+
+test("SIGHUP with --pid-file reloads; the pid file holds the pid once healthy and is removed on exit", async () => {
+  const dir = join(temp.path, "hup");
+  const { mkdirSync } = await import("node:fs");
+  mkdirSync(dir);
+  const ports = await freePorts();
+  const u = urls(ports);
+  const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
+  const pidFile = join(dir, "spool.pid");
+  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db"), "--pid-file", pidFile]);
+  try {
+    await waitHealthy(proc, u.admin);
+    await eventually(() => (existsSync(pidFile) ? true : undefined), 5_000, "pid file");
+    assert.is(Number(readFileSync(pidFile, "utf8").trim()), proc.child.pid);
+
+    writeFileSync(config, spoolfileText(ports, `${ROUTE_A}\n${ROUTE_B}`));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.is((await call(`${u.ingress}/hooks/b`, { body: "x" })).status, 404, "without --watch an edit is not applied");
+    process.kill(proc.child.pid!, "SIGHUP");
+    await eventually(async () => ((await call(`${u.ingress}/hooks/b`, { body: "x" })).status === 202 ? true : undefined), 5_000, "route b after SIGHUP");
+
+    writeFileSync(config, "this is { not a spoolfile");
+    process.kill(proc.child.pid!, "SIGHUP");
+    await proc.waitForOutput("config_reload_failed");
+    assert.is((await call(`${u.ingress}/hooks/b`, { body: "x" })).status, 202);
+  } finally {
+    const result = await stopSpool(proc);
+    assert.is(result.code, 0);
+    assert.not.ok(existsSync(pidFile), "pid file removed");
+  }
+});
+
+test("SIGTERM answers open long polls at once with empty items and the process exits", async () => {
+  const dir = join(temp.path, "term");
+  const { mkdirSync } = await import("node:fs");
+  mkdirSync(dir);
+  const ports = await freePorts();
+  const u = urls(ports);
+  const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
+  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db")]);
+  await waitHealthy(proc, u.admin);
+  const polls = Array.from({ length: 5 }, () => pullCall(`${u.pull}/a`, "dequeue", "pull-token", { max_wait: "30s" }));
+  await new Promise((r) => setTimeout(r, 300));
+  const started = Date.now();
+  proc.kill("SIGTERM");
+  const replies = await Promise.all(polls);
+  for (const reply of replies) {
+    assert.is(reply.status, 200);
+    assert.equal(reply.json.items, []);
+  }
+  const result = await proc.exited;
+  assert.is(result.code, 0);
+  assert.ok(Date.now() - started < 10_000, "exited within 10 s");
+});
+
+test("durability: every 202 of 100 concurrent requests is dequeuable after SIGKILL and restart", async () => {
+  const dir = join(temp.path, "kill");
+  const { mkdirSync } = await import("node:fs");
+  mkdirSync(dir);
+  const ports = await freePorts();
+  const u = urls(ports);
+  const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
+  const db = join(dir, "spool.db");
+  const first = spawnSpool(["run", "--config", config, "--db", db]);
+  await waitHealthy(first, u.admin);
+  const replies = await Promise.all(
+    Array.from({ length: 100 }, (_, i) => call(`${u.ingress}/hooks/a`, { body: `message-${i}` }).catch(() => undefined)),
+  );
+  first.kill("SIGKILL");
+  await first.exited;
+  const accepted = new Set<string>();
+  for (const reply of replies) if (reply?.status === 202) accepted.add(reply.json.ids[0]);
+  assert.is(accepted.size, 100);
+
+  const second = spawnSpool(["run", "--config", config, "--db", db]);
+  try {
+    await waitHealthy(second, u.admin);
+    const seen = new Map<string, number>();
+    for (;;) {
+      const { items } = (await pullCall(`${u.pull}/a`, "dequeue", "pull-token", { batch: 100 })).json;
+      if (items.length === 0) break;
+      for (const item of items) seen.set(item.id, (seen.get(item.id) ?? 0) + 1);
+      await pullCall(`${u.pull}/a`, "ack", "pull-token", { lease_ids: items.map((i: { lease_id: string }) => i.lease_id) });
+    }
+    for (const id of accepted) assert.is(seen.get(id), 1, `${id} stored exactly once`);
+    assert.is(seen.size, accepted.size, "nothing stored that was not answered 202");
+  } finally {
+    await stopSpool(second);
+  }
+});
+
+test("queue_full on ingress is 503 with Retry-After; the memory backend reports store diagnostics", async () => {
+  const dir = join(temp.path, "full");
+  const { mkdirSync } = await import("node:fs");
+  mkdirSync(dir);
+  const ports = await freePorts();
+  const u = urls(ports);
+  const config = writeSpoolfile(dir, spoolfileText(ports, "queue_limits { max_depth 2 }\n/hooks/a { queue memory; pull { path /a } }"));
+  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "unused", "spool.db")]);
+  try {
+    await waitHealthy(proc, u.admin);
+    assert.is((await call(`${u.ingress}/hooks/a`, { body: "1" })).status, 202);
+    assert.is((await call(`${u.ingress}/hooks/a`, { body: "2" })).status, 202);
+    const full = await call(`${u.ingress}/hooks/a`, { body: "3" });
+    assert.equal([full.status, full.json.code], [503, "queue_full"]);
+    assert.ok(full.headers.get("retry-after"));
+    const details = await call(`${u.admin}/healthz?details=1`, { method: "GET", headers: { authorization: "Bearer admin-token" } });
+    assert.is(details.json.diagnostics.store.backend, "memory");
+    assert.is(details.json.diagnostics.queue.total, 2);
+    assert.is(details.json.diagnostics.ingress.rejected_by_reason.queue_full, 1);
+    assert.not.ok(existsSync(join(dir, "unused")), "a memory-only config opens no SQLite file");
+    const metrics = await (await fetch(u.metrics)).text();
+    assert.match(metrics, /spool_store_memory_items\{state="queued"\} 2/);
+    assert.not.match(metrics, /spool_store_sqlite_/);
+  } finally {
+    await stopSpool(proc);
+  }
+});
+
+test.run();
