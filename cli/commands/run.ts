@@ -5,6 +5,7 @@ import { dirname, resolve } from "node:path";
 import { loadSpoolfile } from "../../compiler/index.js";
 import { renderDiagnostic } from "../../grammar/index.js";
 import { createApp, type AppDeps } from "../../runtime/app.js";
+import { spoolExtensions } from "../../runtime/extensions.js";
 import { isLogLevel } from "../../runtime/observability/log.js";
 import { createReloader, onSighup, watchConfigFile, type ConfigLoad } from "../../runtime/reload.js";
 import { spoolVersion } from "../version.js";
@@ -23,11 +24,11 @@ export interface RunFlags {
 const STOP_DEADLINE_MS = 8_000;
 const HARD_EXIT_MS = 9_500;
 
-/** Extra wiring for the lead (Admin API routes, delivery services); `spool run` passes none of its own. */
+/** The Admin API, delivery service and trend signals mounted on the app (runtime/extensions.ts); tests may replace them. */
 export type RunExtensions = Pick<AppDeps, "admin" | "services" | "trendSignals">;
 
 /** Runs the server; resolves with the process exit code once it has stopped. */
-export async function runCommand(flags: RunFlags, extensions: RunExtensions = {}): Promise<number> {
+export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtensions): Promise<number> {
   if (flags.logLevel !== undefined && !isLogLevel(flags.logLevel)) {
     process.stderr.write(`spool run: --log-level must be debug, info, warn, error or off, got ${JSON.stringify(flags.logLevel)}\n`);
     return 2;
@@ -67,6 +68,7 @@ export async function runCommand(flags: RunFlags, extensions: RunExtensions = {}
     return 1;
   }
 
+  const extensions = extensionsOverride ?? spoolExtensions({ configPath, compileOptions: { env: process.env, strictSecrets: true } });
   const app = createApp(config, {
     version: spoolVersion,
     // SPOOL_POSTGRES_SCHEMA lets several deployments (or test runs) share one database.
