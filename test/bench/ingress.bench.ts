@@ -1,0 +1,203 @@
+// Benchmarks of the built `spool run` on SQLite (issue 4 "Tests and evidence"), each printed beside
+// a reference measured in the same run:
+//   ingress: 1 KB POSTs over 50 connections (autocannon) against spool, and against a minimal
+//            node:http server that group-commits the same bodies into SQLite with synchronous=FULL.
+//            Target: spool ≥ 0.8× the reference, p99 ≤ 25 ms.
+//   drain:   4 workers, dequeue batch 32 + batch ack over the Pull API, until the queue is empty (or
+//            a cap). Reference: the same lease/settle transactions issued straight to SQLite.
+//            Target ≥ 25k msg/s.
+// Run: node dist/test/bench/ingress.bench.js   (SPOOL_BENCH_SECONDS to change the ingress duration)
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { createServer as createNetServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import Database from "better-sqlite3";
+import { Pool } from "undici";
+
+const BODY = JSON.stringify({ event: "bench", data: "x".repeat(1024 - 32) }).slice(0, 1024);
+const CONNECTIONS = 50;
+const SECONDS = Number(process.env.SPOOL_BENCH_SECONDS ?? 8);
+const DRAIN_CAP = 60_000;
+const CLI = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
+
+if (process.argv[2] === "--reference-server") {
+  runReferenceServer(Number(process.argv[3]), process.argv[4]);
+} else {
+  await main();
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "spool-bench-"));
+  const children: ChildProcess[] = [];
+  try {
+    const [ingressPort, pullPort, adminPort, referencePort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    writeFileSync(
+      join(dir, "Spoolfile"),
+      [
+        `ingress { listen 127.0.0.1:${ingressPort} }`,
+        `pull_api { listen 127.0.0.1:${pullPort}; auth token raw:bench; max_batch 100 }`,
+        `admin_api { listen 127.0.0.1:${adminPort} }`,
+        `queue_limits { max_depth 10000000 }`,
+        `observability { access_log off; runtime_log error }`,
+        `/hooks/bench { pull { path /bench } }`,
+        "",
+      ].join("\n"),
+    );
+    const spool = spawn(process.execPath, [CLI, "run", "--config", join(dir, "Spoolfile"), "--db", join(dir, "spool.db")], { stdio: "inherit" });
+    children.push(spool);
+    const referenceDb = join(dir, "reference.db");
+    const reference = spawn(process.execPath, [fileURLToPath(import.meta.url), "--reference-server", String(referencePort), referenceDb], { stdio: "inherit" });
+    children.push(reference);
+    await waitFor(`http://127.0.0.1:${adminPort}/healthz`, "GET");
+    await waitFor(`http://127.0.0.1:${referencePort}/ready`, "GET");
+
+    const refResult = await load(`http://127.0.0.1:${referencePort}/hooks/bench`);
+    const spoolResult = await load(`http://127.0.0.1:${ingressPort}/hooks/bench`);
+    const ratio = spoolResult.rps / refResult.rps;
+    console.log(`ingress reference (node:http + SQLite group commit, synchronous=FULL): ${fmt(refResult.rps)} req/s, p99 ${refResult.p99Ms} ms, non-2xx ${refResult.non2xx}`);
+    console.log(`ingress spool run (SQLite):                                         ${fmt(spoolResult.rps)} req/s, p99 ${spoolResult.p99Ms} ms, non-2xx ${spoolResult.non2xx}`);
+    console.log(`ingress ratio spool/reference: ${ratio.toFixed(2)} (target ≥ 0.80), p99 ${spoolResult.p99Ms} ms (target ≤ 25 ms)`);
+
+    const drained = await drainSpool(`http://127.0.0.1:${pullPort}`);
+    const refDrained = drainReference(referenceDb);
+    console.log(`drain reference (direct SQLite lease + delete, batch 32): ${fmt(refDrained.perSecond)} msg/s over ${refDrained.messages} messages`);
+    console.log(`drain spool Pull API (4 workers, batch 32 + batch ack):   ${fmt(drained.perSecond)} msg/s over ${drained.messages} messages (target ≥ 25000)`);
+    console.log(`drain ratio spool/reference: ${(drained.perSecond / refDrained.perSecond).toFixed(2)}`);
+  } finally {
+    for (const child of children) child.kill("SIGTERM");
+    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once("exit", r)))));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function load(url: string): Promise<{ rps: number; p99Ms: number; non2xx: number }> {
+  const result = await autocannon({
+    url,
+    method: "POST",
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    body: BODY,
+    headers: { "content-type": "application/json" },
+  });
+  return { rps: result.requests.average, p99Ms: result.latency.p99, non2xx: result.non2xx };
+}
+
+async function drainSpool(base: string): Promise<{ messages: number; perSecond: number }> {
+  const pool = new Pool(base, { connections: 8 });
+  let drained = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (drained < DRAIN_CAP) {
+      const response = await pool.request({ method: "POST", path: "/bench/dequeue", headers: { authorization: "Bearer bench", "content-type": "application/json" }, body: '{"batch":32}' });
+      const { items } = (await response.body.json()) as { items: { lease_id: string }[] };
+      if (items.length === 0) return;
+      const ack = await pool.request({
+        method: "POST",
+        path: "/bench/ack",
+        headers: { authorization: "Bearer bench", "content-type": "application/json" },
+        body: JSON.stringify({ lease_ids: items.map((i) => i.lease_id) }),
+      });
+      await ack.body.text();
+      if (ack.statusCode !== 200) throw new Error(`ack answered ${ack.statusCode}`);
+      drained += items.length;
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  const seconds = (performance.now() - started) / 1000;
+  await pool.close();
+  return { messages: drained, perSecond: drained / seconds };
+}
+
+function drainReference(path: string): { messages: number; perSecond: number } {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  const lease = db.prepare("UPDATE messages SET lease_id = ? WHERE id IN (SELECT id FROM messages WHERE lease_id IS NULL ORDER BY id LIMIT 32) RETURNING id, body");
+  const settle = db.prepare("DELETE FROM messages WHERE lease_id = ?");
+  let drained = 0;
+  let leaseCounter = 0;
+  const started = performance.now();
+  while (drained < DRAIN_CAP) {
+    const leaseId = `l${++leaseCounter}`;
+    const rows = db.transaction(() => lease.all(leaseId))() as { id: number; body: Buffer }[];
+    if (rows.length === 0) break;
+    // What the Pull API does per batch besides the SQL: base64 the payloads, answer JSON.
+    JSON.stringify(rows.map((r) => ({ id: r.id, payload_b64: r.body.toString("base64") })));
+    db.transaction(() => settle.run(leaseId))();
+    drained += rows.length;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  db.close();
+  return { messages: drained, perSecond: drained / seconds };
+}
+
+/** The reference: node:http, whole body read, one SQLite transaction per event-loop turn, 202 after commit. */
+function runReferenceServer(port: number, path: string): void {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.exec("CREATE TABLE IF NOT EXISTS messages (id INTEGER PRIMARY KEY, received_at INTEGER, body BLOB, lease_id TEXT)");
+  db.exec("CREATE INDEX IF NOT EXISTS messages_lease ON messages (lease_id)");
+  const insert = db.prepare("INSERT INTO messages (received_at, body) VALUES (?, ?)");
+  let pending: { body: Buffer; done: () => void }[] = [];
+  const flush = () => {
+    const batch = pending;
+    pending = [];
+    db.transaction(() => {
+      for (const item of batch) insert.run(Date.now(), item.body);
+    })();
+    for (const item of batch) item.done();
+  };
+  createServer((req, res) => {
+    if (req.url === "/ready") return void res.end("ok");
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      if (pending.length === 0) setImmediate(flush);
+      pending.push({
+        body: Buffer.concat(chunks),
+        done: () => {
+          res.writeHead(202, { "content-type": "application/json" });
+          res.end('{"status":"queued"}');
+        },
+      });
+    });
+  }).listen(port, "127.0.0.1");
+  process.on("SIGTERM", () => {
+    db.close();
+    process.exit(0);
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+async function waitFor(url: string, method: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const response = await fetch(url, { method });
+      await response.text();
+      if (response.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function fmt(value: number): string {
+  return Math.round(value).toLocaleString("en-US");
+}
