@@ -1,37 +1,13 @@
 // Hand-built IR for Admin tests that need a config shape the compiler is not asked to produce
 // (the end-to-end tests compile real Spoolfile text instead).
+import { DEFAULTS } from "../../compiler/defaults.js";
 import type { PublishPolicy, Route, SpoolConfig, TrendSignals } from "../../compiler/ir.js";
 
 const listen = (port: number) => ({ host: "127.0.0.1", port, address: `127.0.0.1:${port}` });
 
-export const DEFAULT_TREND_SIGNALS: TrendSignals = {
-  windowMs: 15 * 60_000,
-  expectedCaptureIntervalMs: 60_000,
-  staleGraceFactor: 3,
-  sustainedGrowthConsecutive: 3,
-  sustainedGrowthMinSamples: 5,
-  sustainedGrowthMinDelta: 10,
-  recentSurgeMinTotal: 20,
-  recentSurgeMinDelta: 10,
-  recentSurgePercent: 50,
-  deadShareHighMinTotal: 10,
-  deadShareHighPercent: 20,
-  queuedPressureMinTotal: 20,
-  queuedPressurePercent: 75,
-  queuedPressureLeasedMultiplier: 2,
-};
-
-export const DEFAULT_PUBLISH_POLICY: PublishPolicy = {
-  direct: true,
-  managed: true,
-  allowPullRoutes: true,
-  allowDeliverRoutes: true,
-  requireActor: false,
-  requireRequestId: false,
-  failClosed: false,
-  actorAllow: [],
-  actorPrefix: [],
-};
+// Defaults come from the compiler's one table, never copied here.
+export const DEFAULT_TREND_SIGNALS: TrendSignals = structuredClone(DEFAULTS.trendSignals);
+export const DEFAULT_PUBLISH_POLICY: PublishPolicy = structuredClone(DEFAULTS.publishPolicy);
 
 export function pullRoute(path: string, overrides: Partial<Route> = {}): Route {
   return {

@@ -1,3 +1,4 @@
+import { DEFAULTS } from "../../../compiler/defaults.js";
 // Hand-built IR for in-process app tests: the compiler's defaults (reference-behaviour.md §1.3)
 // with listeners on 127.0.0.1 port 0, so each test gets fresh ports.
 import type { ListenAddress, Route, RouteAuth, RouteMode, SecretSource, SpoolConfig } from "../../../compiler/ir.js";
@@ -85,46 +86,17 @@ export function buildConfig(options: ConfigOptions): SpoolConfig {
       },
     },
     queueLimits: { maxDepth: options.maxDepth ?? 10_000, dropPolicy: "reject" },
-    retention: {
-      queue: { maxAgeMs: 7 * 86_400_000, pruneIntervalMs: 300_000 },
-      delivered: { maxAgeMs: null },
-      dlq: { maxAgeMs: 30 * 86_400_000, maxDepth: 10_000 },
-      attempts: { maxAgeMs: 7 * 86_400_000, maxRows: 200_000 },
-    },
-    defaults: {
-      maxBodyBytes: 2 * 1024 * 1024,
-      maxHeadersBytes: 64 * 1024,
-      deliver: { retry: { maxRetries: 8, baseMs: 2_000, capMs: 120_000, jitter: 0.2 }, timeoutMs: 10_000, concurrency: 20 },
-      egress: { allow: [], deny: [], httpsOnly: true, redirects: false, dnsRebindProtection: true },
-      publishPolicy: {
-        direct: true,
-        managed: true,
-        allowPullRoutes: true,
-        allowDeliverRoutes: true,
-        requireActor: false,
-        requireRequestId: false,
-        failClosed: false,
-        actorAllow: [],
-        actorPrefix: [],
-      },
-      adaptiveBackpressure: { enabled: false, minTotal: 200, queuedPercent: 80, readyLagMs: 30_000, oldestQueuedAgeMs: 60_000, sustainedGrowth: true },
-      trendSignals: {
-        windowMs: 900_000,
-        expectedCaptureIntervalMs: 60_000,
-        staleGraceFactor: 3,
-        sustainedGrowthConsecutive: 3,
-        sustainedGrowthMinSamples: 5,
-        sustainedGrowthMinDelta: 10,
-        recentSurgeMinTotal: 20,
-        recentSurgeMinDelta: 10,
-        recentSurgePercent: 50,
-        deadShareHighMinTotal: 10,
-        deadShareHighPercent: 20,
-        queuedPressureMinTotal: 20,
-        queuedPressurePercent: 75,
-        queuedPressureLeasedMultiplier: 2,
-      },
-    },
+    // Defaults come from the compiler's one table, never copied here.
+    retention: structuredClone(DEFAULTS.retention),
+    defaults: structuredClone({
+      maxBodyBytes: DEFAULTS.maxBodyBytes,
+      maxHeadersBytes: DEFAULTS.maxHeadersBytes,
+      deliver: DEFAULTS.deliver,
+      egress: DEFAULTS.egress,
+      publishPolicy: DEFAULTS.publishPolicy,
+      adaptiveBackpressure: DEFAULTS.adaptiveBackpressure,
+      trendSignals: DEFAULTS.trendSignals,
+    }),
     vars: {},
     secrets: [],
     matchers: {},
