@@ -1,7 +1,8 @@
-import { formatSpan, type Directive } from "../grammar/index.js";
+import { formatSpan, type Directive, type Span } from "../grammar/index.js";
 import type { CompiledRoute } from "./blocks/route.js";
 import { spanOf, type CompileContext } from "./context.js";
 import type { AdminApiConfig, Backend, IngressConfig, ListenAddress, ObservabilityConfig, PullApiConfig } from "./ir.js";
+import { pathCovers } from "./syntax.js";
 import { isLoopbackHost } from "./values.js";
 
 interface CheckInput {
@@ -20,11 +21,6 @@ export function checkConfig(cx: CompileContext, input: CheckInput): Backend {
   checkListeners(cx, input);
   checkAdmin(cx, input);
   return checkBackend(cx, input.compiledRoutes);
-}
-
-/** `/a` covers `/a` and `/a/b`, not `/a-b` (segment-bounded prefix). */
-export function pathCovers(prefix: string, path: string): boolean {
-  return prefix === "/" || path === prefix || path.startsWith(prefix + "/");
 }
 
 function checkRoutes(cx: CompileContext, routes: readonly CompiledRoute[]): void {
@@ -76,7 +72,7 @@ function checkPull(cx: CompileContext, input: CheckInput): void {
     const other = byPullPath.get(mode.path);
     if (other) cx.error(at, `pull path ${mode.path} is already used by route ${other.route.path}`);
     else byPullPath.set(mode.path, current);
-    if (pullApi.prefix && pathCoversPrefix(pullApi.prefix, mode.path)) {
+    if (pullApi.prefix && pathCovers(pullApi.prefix, mode.path)) {
       cx.error(at, `pull path ${mode.path} must be relative to pull_api prefix ${pullApi.prefix}: write the path without the prefix`);
     }
     if (mode.tokens === null && pullApi.tokens.length === 0) {
@@ -85,13 +81,10 @@ function checkPull(cx: CompileContext, input: CheckInput): void {
   }
 }
 
-function pathCoversPrefix(prefix: string, path: string): boolean {
-  return path === prefix || path.startsWith(prefix + "/");
-}
-
 function checkListeners(cx: CompileContext, input: CheckInput): void {
   const { ingress, pullApi, adminApi, observability } = input;
-  const at = (block: string) => spanOf(input.blocks.get(block) ?? input.blocks.get("observability") ?? firstDirective(input));
+  // A listener left at its default has no block to point at; the file's start stands in.
+  const at = (block: string) => blockSpan(cx, input, block);
   const listeners: { name: string; block: string; listen: ListenAddress; prefix: string | null }[] = [
     { name: "ingress", block: "ingress", listen: ingress.listen, prefix: null },
     { name: "pull_api", block: "pull_api", listen: pullApi.listen, prefix: pullApi.prefix },
@@ -116,14 +109,14 @@ function checkListeners(cx: CompileContext, input: CheckInput): void {
       for (const l of prefixes) {
         if (!l.prefix) cx.error(at(l.block), `${l.name} shares ${a.listen.address} with ${l === a ? b.name : a.name}: give ${l.name} a prefix`);
       }
-      if (prefixes.length === 2 && prefixes[0].prefix && prefixes[1].prefix && (pathCoversPrefix(prefixes[0].prefix, prefixes[1].prefix) || pathCoversPrefix(prefixes[1].prefix, prefixes[0].prefix))) {
+      if (prefixes.length === 2 && prefixes[0].prefix && prefixes[1].prefix && (pathCovers(prefixes[0].prefix, prefixes[1].prefix) || pathCovers(prefixes[1].prefix, prefixes[0].prefix))) {
         cx.error(at(b.block), `${prefixes[0].name} prefix ${prefixes[0].prefix} and ${prefixes[1].name} prefix ${prefixes[1].prefix} overlap on the shared listener ${a.listen.address}`);
       }
       if (a.name === "ingress") {
         for (const l of prefixes) {
           if (!l.prefix) continue;
           for (const r of input.compiledRoutes) {
-            if (r.route.channel === "inbound" && (pathCoversPrefix(l.prefix, r.route.path) || pathCoversPrefix(r.route.path, l.prefix))) {
+            if (r.route.channel === "inbound" && (pathCovers(l.prefix, r.route.path) || pathCovers(r.route.path, l.prefix))) {
               cx.error(r.pathArg.span, `route ${r.route.path} collides with ${l.name} prefix ${l.prefix} on the shared listener ${a.listen.address}`);
             }
           }
@@ -137,8 +130,7 @@ function checkAdmin(cx: CompileContext, input: CheckInput): void {
   const { adminApi } = input;
   // DECISIONS.md "Admin API": a non-loopback admin listener without a token is a config error.
   if (adminApi.tokens.length === 0 && !isLoopbackHost(adminApi.listen.host)) {
-    const block = input.blocks.get("admin_api");
-    cx.error(block ? spanOf(block) : spanOf(firstDirective(input)), `admin_api listens on ${adminApi.listen.address}, which is not loopback, without a token: add auth token <source> or listen on 127.0.0.1`);
+    cx.error(blockSpan(cx, input, "admin_api"), `admin_api listens on ${adminApi.listen.address}, which is not loopback, without a token: add auth token <source> or listen on 127.0.0.1`);
   }
 }
 
@@ -154,7 +146,7 @@ function checkBackend(cx: CompileContext, routes: readonly CompiledRoute[]): Bac
   return first?.route.backend ?? "sqlite";
 }
 
-function firstDirective(input: CheckInput): Directive {
-  const fromBlocks = input.blocks.values().next().value as Directive | undefined;
-  return fromBlocks ?? input.compiledRoutes[0]?.directive ?? ({ name: null, args: [], block: null, trailingComment: null, kind: "directive", span: { file: "Spoolfile", line: 1, col: 1, offset: 0, endOffset: 0 } } as Directive);
+function blockSpan(cx: CompileContext, input: CheckInput, block: string): Span {
+  const d = input.blocks.get(block);
+  return d ? spanOf(d) : { file: cx.file, line: 1, col: 1, offset: 0, endOffset: 0 };
 }

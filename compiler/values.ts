@@ -3,6 +3,7 @@ import type { Arg, Directive } from "../grammar/index.js";
 import type { CompileContext } from "./context.js";
 import { nameOf, spanOf } from "./context.js";
 import { DEFAULTS } from "./defaults.js";
+import { headerValueProblem, isHttpToken, isValidLabel } from "./syntax.js";
 import type { ListenAddress, SecretSource } from "./ir.js";
 
 // Argument decoders. Each returns the decoded value, or undefined after reporting a diagnostic at
@@ -172,36 +173,24 @@ export function cleanPath(path: string): string {
   return "/" + out.join("/");
 }
 
-const LABEL = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-
 export function decodeLabel(cx: CompileContext, arg: Arg, what: string): string | undefined {
   const text = cx.text(arg);
-  if (LABEL.test(text)) return text;
+  if (isValidLabel(text)) return text;
   return cx.error(arg.span, `${what}: ${got(arg)} must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$ (1 to 128 characters, safe as a URL path segment)`);
 }
 
-export function isValidLabel(text: string): boolean {
-  return LABEL.test(text);
-}
-
-/** RFC 9110 token characters. */
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
 export function decodeHeaderName(cx: CompileContext, arg: Arg, what: string): string | undefined {
   const text = cx.text(arg);
-  if (HEADER_NAME.test(text)) return text;
+  if (isHttpToken(text)) return text;
   return cx.error(arg.span, `${what}: ${got(arg)} is not a valid HTTP header name`);
 }
 
 export function decodeHeaderValue(cx: CompileContext, arg: Arg, what: string): string | undefined {
   const text = cx.text(arg);
-  // Visible ASCII, obs-text, space and tab; no CR, LF or NUL (response splitting).
-  if (/^[\t\x20-\x7e\x80-\uffff]*$/.test(text)) return text;
-  return cx.error(arg.span, `${what}: header value ${got(arg)} contains a control character (CR, LF or NUL are not allowed)`);
-}
-
-export function isValidHeaderName(text: string): boolean {
-  return HEADER_NAME.test(text);
+  const problem = headerValueProblem(text);
+  if (problem === undefined) return text;
+  if (problem === "control_character") return cx.error(arg.span, `${what}: header value ${got(arg)} contains a control character (CR, LF or NUL are not allowed)`);
+  return cx.error(arg.span, `${what}: header value ${got(arg)} has characters outside Latin-1, which an HTTP header cannot carry`);
 }
 
 /** An egress or remote_ip rule: a host name, `*.domain`, an IP or a CIDR. */

@@ -60,26 +60,6 @@ export function directivesOf(items: readonly Item[]): Directive[] {
   return items.filter((item): item is Directive => item.kind === "directive");
 }
 
-/** Depth-first walk over every directive of the tree. */
-export function* walkDirectives(items: readonly Item[]): Generator<Directive> {
-  for (const item of items) {
-    if (item.kind !== "directive") continue;
-    yield item;
-    if (item.block) yield* walkDirectives(item.block.items);
-  }
-}
-
-export function countComments(items: readonly Item[]): number {
-  let count = 0;
-  for (const item of items) {
-    if (item.kind === "comment") count++;
-    if (item.kind !== "directive") continue;
-    if (item.trailingComment) count++;
-    if (item.block) count += (item.block.openComment ? 1 : 0) + countComments(item.block.items);
-  }
-  return count;
-}
-
 /** Every comment's text in source order: used to prove that formatting keeps them all. */
 export function commentTexts(items: readonly Item[]): string[] {
   const texts: { offset: number; text: string }[] = [];

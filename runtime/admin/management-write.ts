@@ -11,7 +11,8 @@ import type { AdminDeps } from "./deps.js";
 import { refuseQuery } from "./lifecycle.js";
 import { projectEndpoint, type EndpointProjection } from "./management-model.js";
 import type { AdminRequest, MutationHandler, MutationResult } from "./request.js";
-import { findEndpoint, findRoute, isLabelled, LABEL_PATTERN } from "./selectors.js";
+import { findEndpoint, findRoute, isLabelled } from "./selectors.js";
+import { isValidLabel, LABEL_PATTERN } from "../../compiler/index.js";
 
 export type MappingAction = "created" | "updated" | "noop" | "deleted";
 
@@ -95,7 +96,7 @@ export function deleteEndpointMapping(): MutationHandler {
 function checkedLabels(request: AdminRequest): { application: string; endpoint_name: string } {
   const { application, endpoint_name } = request.params;
   for (const [name, value] of [["application", application], ["endpoint_name", endpoint_name]] as const) {
-    if (!LABEL_PATTERN.test(value)) throw apiError("invalid_body", `${name} ${JSON.stringify(value)} must match ${LABEL_PATTERN.source}`);
+    if (!isValidLabel(value)) throw apiError("invalid_body", `${name} ${JSON.stringify(value)} must match ${LABEL_PATTERN.source}`);
   }
   return { application, endpoint_name };
 }

@@ -1,7 +1,7 @@
 // Validation of one publish item against its route (webhook-queue.md "Publish (global)" rules 2
 // and 4; clarification 41). Pure: the caller supplies the route and gets a NewMessage or an ApiError
 // carrying the item's 0-based index.
-import { routeTargets, type Route } from "../../compiler/ir.js";
+import { isHttpHeaderValue, isHttpToken, routeTargets, type Route } from "../../compiler/index.js";
 import { apiError } from "../errors.js";
 import type { NewMessage } from "../store/store.js";
 import { parseRfc3339Ms } from "./params.js";
@@ -17,10 +17,6 @@ export interface PublishItemInput {
   next_run_at?: string;
 }
 
-// RFC 9110 token characters.
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-// Field values: HTAB, visible ASCII, space and obs-text; never CR, LF, NUL or other controls.
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
 
 /** Standard base64, padded or not; anything else (whitespace, base64url, stray `=`) is undefined. */
@@ -30,8 +26,8 @@ export function decodeBase64Strict(text: string): Buffer | undefined {
 }
 
 export function headerProblem(name: string, value: string): string | undefined {
-  if (!HEADER_NAME.test(name)) return `header name ${JSON.stringify(name)} is not a valid HTTP token`;
-  if (!HEADER_VALUE.test(value)) return `header ${JSON.stringify(name)} has a value with control characters (CR, LF, NUL) or characters outside Latin-1`;
+  if (!isHttpToken(name)) return `header name ${JSON.stringify(name)} is not a valid HTTP token`;
+  if (!isHttpHeaderValue(value)) return `header ${JSON.stringify(name)} has a value with control characters (CR, LF, NUL) or characters outside Latin-1`;
   return undefined;
 }
 

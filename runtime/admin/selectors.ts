@@ -4,8 +4,6 @@
 import type { Route, SpoolConfig } from "../../compiler/ir.js";
 import { apiError } from "../errors.js";
 
-export const LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-
 export interface ManagedEndpoint {
   application: string;
   endpointName: string;

@@ -1,7 +1,7 @@
 // The ingress route table: segment-bounded prefix match, top-down, first match wins
 // (clarifications.md 21, reference-behaviour.md §1.4). Only inbound routes take ingress traffic;
 // outbound and internal routes exist for publish and delivery.
-import type { Route } from "../../compiler/ir.js";
+import { pathCovers, type Route } from "../../compiler/index.js";
 import { compileMatcher, type CompiledMatcher, type MatchSubject } from "./match.js";
 
 export interface RouteEntry {
@@ -37,7 +37,7 @@ export function buildRouteTable(routes: readonly Route[]): RouteTable {
       let wrongMethod: RouteEntry | undefined;
       let computed: MatchSubject | undefined;
       for (const entry of entries) {
-        if (!pathMatches(entry.route.path, path)) continue;
+        if (!pathCovers(entry.route.path, path)) continue;
         if (entry.matches) {
           computed ??= subject();
           if (!entry.matches(computed)) continue;
@@ -49,11 +49,4 @@ export function buildRouteTable(routes: readonly Route[]): RouteTable {
       return wrongMethod ? { kind: "method_not_allowed", allow: wrongMethod.allowHeader } : { kind: "not_found" };
     },
   };
-}
-
-/** `/a` matches `/a` and `/a/b`, never `/a-b`; `/` matches everything. */
-export function pathMatches(routePath: string, requestPath: string): boolean {
-  if (routePath === "/") return requestPath.startsWith("/");
-  if (!requestPath.startsWith(routePath)) return false;
-  return requestPath.length === routePath.length || requestPath.charCodeAt(routePath.length) === 0x2f; // "/"
 }
