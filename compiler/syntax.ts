@@ -35,3 +35,27 @@ export function pathCovers(prefix: string, path: string): boolean {
   if (!path.startsWith(prefix)) return false;
   return path.length === prefix.length || path.charCodeAt(prefix.length) === 0x2f; // "/"
 }
+
+const DURATION_UNIT_MS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+// Longer units first, so "ms" is not read as "m" followed by "s".
+const DURATION_PART = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/y;
+
+/**
+ * "250ms", "30s", "5m", "1h30m", "7d" (and "0") → milliseconds, or undefined when the text is not a
+ * duration. The one duration grammar of Spool: Spoolfile values and API request fields (`lease_ttl`,
+ * `max_wait`, `delay`, `window`) are read by this function. Negative values are not durations.
+ */
+export function parseDurationMs(text: string): number | undefined {
+  if (text === "0") return 0;
+  if (text.length === 0 || text.length > 64) return undefined;
+  let totalMs = 0;
+  DURATION_PART.lastIndex = 0;
+  while (DURATION_PART.lastIndex < text.length) {
+    const at = DURATION_PART.lastIndex;
+    const match = DURATION_PART.exec(text);
+    if (!match || match.index !== at) return undefined;
+    totalMs += Number(match[1]) * DURATION_UNIT_MS[match[2]];
+  }
+  const rounded = Math.round(totalMs);
+  return Number.isSafeInteger(rounded) ? rounded : undefined;
+}

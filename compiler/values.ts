@@ -3,13 +3,11 @@ import type { Arg, Directive } from "../grammar/index.js";
 import type { CompileContext } from "./context.js";
 import { nameOf, spanOf } from "./context.js";
 import { DEFAULTS } from "./defaults.js";
-import { headerValueProblem, isHttpToken, isValidLabel } from "./syntax.js";
+import { headerValueProblem, isHttpToken, isValidLabel, parseDurationMs } from "./syntax.js";
 import type { ListenAddress, SecretSource } from "./ir.js";
 
 // Argument decoders. Each returns the decoded value, or undefined after reporting a diagnostic at
 // the argument ("file:line:col: <directive>: expected …, got …").
-
-const DURATION_UNITS_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 function got(arg: Arg): string {
   return JSON.stringify(arg.value);
@@ -39,14 +37,8 @@ export function decodeDuration(cx: CompileContext, arg: Arg, what: string, opts:
     if (text === "off") return opts.allowOff ? null : cx.error(arg.span, `${what}: expected a duration like 30s, got "off"`);
     return 0;
   }
-  const parts = /^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d))+$/.test(text) ? text.match(/\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d)/g) : null;
-  if (!parts) return cx.error(arg.span, `${what}: expected a duration like 250ms, 30s, 5m, 2h or 7d, got ${got(arg)}`);
-  let ms = 0;
-  for (const part of parts) {
-    const [, num, unit] = /^(\d+(?:\.\d+)?)(.+)$/.exec(part)!;
-    ms += Number(num) * DURATION_UNITS_MS[unit];
-  }
-  ms = Math.round(ms);
+  const ms = parseDurationMs(text);
+  if (ms === undefined) return cx.error(arg.span, `${what}: expected a duration like 250ms, 30s, 5m, 2h or 7d, got ${got(arg)}`);
   if (opts.positive && ms <= 0) return cx.error(arg.span, `${what}: expected a positive duration, got ${got(arg)}`);
   return ms;
 }

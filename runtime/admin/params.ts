@@ -2,7 +2,7 @@
 // "Backlog analytics", clarification 36): one place decides what a valid route, limit, state or
 // RFC 3339 instant is, so reads and mutations agree.
 import { apiError, type ErrorCode } from "../errors.js";
-import { parseDurationMs } from "../http/duration.js";
+import { parseDurationMs } from "../../compiler/index.js";
 import { MAX_LIST_LIMIT, MESSAGE_STATES, type MessageState } from "../store/store.js";
 
 export const DEFAULT_LIST_LIMIT = 100;

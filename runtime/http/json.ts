@@ -2,7 +2,7 @@
 // unknown fields and trailing documents give 400). A schema is plain data, so each handler states
 // its body once and gets a typed value back.
 import { apiError, type ApiError } from "../errors.js";
-import { parseDurationMs } from "./duration.js";
+import { parseDurationMs } from "../../compiler/index.js";
 
 export type ScalarFieldType = "string" | "integer" | "boolean" | "string[]" | "duration" | "string_map";
 

@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { ApiError } from "../../runtime/errors.js";
-import { parseDurationMs } from "../../runtime/http/duration.js";
+import { parseDurationMs } from "../../compiler/index.js";
 import { parseStrictJson, type BodySchema } from "../../runtime/http/json.js";
 
 const dequeueSchema = {
