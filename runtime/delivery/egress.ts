@@ -4,25 +4,14 @@
 // to a public address when checked and to 127.0.0.1 when connecting (DNS rebinding) is still refused.
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { Agent, buildConnector } from "undici";
+import type { EgressPolicy } from "../../compiler/ir.js";
 import { cidrContains, classifyIp, formatIp, parseCidr, parseIp, type Cidr, type IpAddress } from "./ip.js";
 
-export interface EgressPolicy {
-  /** Host names, `*.example.com` wildcards, IPs or CIDRs. A non-empty list admits only what it names. */
-  readonly allow: readonly string[];
-  /** Same forms; deny always wins. */
-  readonly deny: readonly string[];
-  readonly httpsOnly: boolean;
-  readonly followRedirects: boolean;
-  readonly dnsRebindProtection: boolean;
-}
-
-export const defaultEgressPolicy: EgressPolicy = {
-  allow: [],
-  deny: [],
-  httpsOnly: true,
-  followRedirects: false,
-  dnsRebindProtection: true,
-};
+/**
+ * The IR's policy (compiler/ir.ts; defaults in compiler/defaults.ts): allow/deny rules are host names,
+ * `*.example.com` wildcards, IPs or CIDRs; a non-empty allow list admits only what it names; deny wins.
+ */
+export type { EgressPolicy };
 
 export type EgressRule = { kind: "host"; host: string; subdomains: boolean } | { kind: "cidr"; cidr: Cidr };
 

@@ -2,6 +2,7 @@
 // Returns the attempt's outcome as a value; throws only when the caller's signal aborts (shutdown),
 // in which case nothing is settled and the lease runs out on its own.
 import { request, type Dispatcher } from "undici";
+import { DEFAULTS } from "../../compiler/defaults.js";
 import { resultForNetworkError, resultForPolicyDenial, resultForStatus, type AttemptResult } from "./classify.js";
 import { checkEgressUrl, compileEgressPolicy, isEgressDenied, type CompiledEgressPolicy, type EgressDecision, type EgressPolicy } from "./egress.js";
 import { parseRetryAfter } from "./retry.js";
@@ -111,7 +112,7 @@ async function attemptWithRedirects(input: PushInput, policy: CompiledEgressPoli
     await drainBody(response.body, input.maxResponseBytes ?? defaultMaxResponseBytes);
     if (input.signal?.aborted) throw abortError(input.signal);
 
-    if (redirectStatuses.has(status) && policy.followRedirects && location) {
+    if (redirectStatuses.has(status) && policy.redirects && location) {
       if (redirects + 1 > maxRedirects) {
         return withRedirects({ outcome: "dead", deadReason: "no_retry", statusCode: status, error: `more than ${maxRedirects} redirects` }, redirects);
       }
@@ -179,7 +180,7 @@ function toCompiled(policy: EgressPolicy | CompiledEgressPolicy | undefined): Co
   return "allowRules" in policy ? policy : compileEgressPolicy(policy);
 }
 
-const defaultCompiled = compileEgressPolicy({ allow: [], deny: [], httpsOnly: true, followRedirects: false, dnsRebindProtection: true });
+const defaultCompiled = compileEgressPolicy(DEFAULTS.egress);
 
 function withRedirects(result: AttemptResult, redirects: number): PushResult {
   return redirects > 0 ? { ...result, redirects } : result;

@@ -1,16 +1,9 @@
 // Push/exec retry schedule (DECISIONS "Push and exec"; reference-behaviour §2 row 5).
 // Pure: the caller passes the attempt number, a random source and any Retry-After it saw.
+import type { RetryPolicy } from "../../compiler/ir.js";
 
-export interface RetryPolicy {
-  /** `retry … max N`: N retries, so at most N+1 deliveries (DECISIONS "Settled details"). */
-  readonly maxRetries: number;
-  readonly baseMs: number;
-  readonly capMs: number;
-  /** Fraction in [0, 1]: the delay is scaled by 1 + jitter·U(−1, 1). */
-  readonly jitter: number;
-}
-
-export const defaultRetryPolicy: RetryPolicy = { maxRetries: 8, baseMs: 2_000, capMs: 120_000, jitter: 0.2 };
+/** The IR's policy: `retry … max N` allows N retries, so at most N+1 deliveries; defaults in compiler/defaults.ts. */
+export type { RetryPolicy };
 
 /** A receiver may ask for a longer wait, but never for longer than this (DECISIONS "Push and exec"). */
 export const retryAfterCapMs = 3_600_000;

@@ -5,7 +5,9 @@ import type { ServerResponse } from "node:http";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createDispatcher, leaseTtlFor, shareConcurrency, type AttemptEvent, type DeliveryDispatcher, type DispatcherConfig, type HttpTargetSettings } from "../../runtime/delivery/dispatcher.js";
-import { defaultEgressPolicy } from "../../runtime/delivery/egress.js";
+import { DEFAULTS } from "../../compiler/defaults.js";
+
+const defaultEgressPolicy = DEFAULTS.egress;
 import { FakeQueue, localEgress, startReceiver, systemClock, waitFor, type Receiver } from "./helpers.js";
 
 const fastRetry = { maxRetries: 8, baseMs: 20, capMs: 200, jitter: 0 };

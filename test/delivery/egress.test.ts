@@ -6,7 +6,6 @@ import {
   checkEgressUrl,
   compileEgressPolicy,
   createEgressAgent,
-  defaultEgressPolicy,
   isEgressDenied,
   parseEgressRule,
   type EgressPolicy,
@@ -15,6 +14,9 @@ import {
 import { cidrContains, classifyIp, formatIp, parseCidr, parseIp } from "../../runtime/delivery/ip.js";
 import { deliverHttp } from "../../runtime/delivery/push.js";
 import { startReceiver } from "./helpers.js";
+import { DEFAULTS } from "../../compiler/defaults.js";
+
+const defaultEgressPolicy = DEFAULTS.egress;
 
 const ip = suite("ip classification");
 
@@ -89,7 +91,7 @@ const policyOf = (overrides: Partial<EgressPolicy>) => compileEgressPolicy({ ...
 const addrs = (...texts: string[]) => texts.map((t) => parseIp(t)!);
 
 decide("defaults are https_only on, redirects off, rebind protection on", () => {
-  assert.equal(defaultEgressPolicy, { allow: [], deny: [], httpsOnly: true, followRedirects: false, dnsRebindProtection: true });
+  assert.equal(defaultEgressPolicy, { allow: [], deny: [], httpsOnly: true, redirects: false, dnsRebindProtection: true });
 });
 
 decide("rebind protection refuses every non-public address", () => {
@@ -274,7 +276,7 @@ redirects("an allowed redirect is followed with the same body", async () => {
     if (req.path === "/old") res.writeHead(308, { location: "/new" }).end();
     else res.end("ok");
   });
-  const policy = { ...defaultEgressPolicy, httpsOnly: false, followRedirects: true, allow: ["127.0.0.1"] };
+  const policy = { ...defaultEgressPolicy, httpsOnly: false, redirects: true, allow: ["127.0.0.1"] };
   const agent = createEgressAgent(policy);
   try {
     const result = await deliverHttp({ url: `${receiver.url}/old`, body: Buffer.from('{"a":1}'), headers: {}, messageId: "m1", attempt: 1, timeoutMs: 5_000, dispatcher: agent, egress: policy });
@@ -292,7 +294,7 @@ redirects("a redirect to a denied address is refused as policy_denied", async ()
     else res.end("secret");
   });
   // allowed.test is allowed by name (however it resolves); 127.0.0.1 itself is not.
-  const policy = { ...defaultEgressPolicy, httpsOnly: false, followRedirects: true, allow: ["allowed.test"] };
+  const policy = { ...defaultEgressPolicy, httpsOnly: false, redirects: true, allow: ["allowed.test"] };
   const agent = createEgressAgent(policy, { resolveHost: toLoopback });
   try {
     const result = await deliverHttp({ url: `http://allowed.test:${receiver.port}/start`, body: Buffer.from("{}"), headers: {}, messageId: "m1", attempt: 1, timeoutMs: 5_000, dispatcher: agent, egress: policy });
@@ -310,7 +312,7 @@ redirects("a redirect to a name resolving to the metadata address is refused at 
     if (req.path === "/start") res.writeHead(307, { location: `http://sneaky.test:${receiver.port}/internal` }).end();
     else res.end("secret");
   });
-  const policy = { ...defaultEgressPolicy, httpsOnly: false, followRedirects: true, allow: ["127.0.0.1"] };
+  const policy = { ...defaultEgressPolicy, httpsOnly: false, redirects: true, allow: ["127.0.0.1"] };
   const toMetadata: ResolveHost = async () => [{ address: "169.254.169.254", family: 4 }];
   const agent = createEgressAgent(policy, { resolveHost: toMetadata });
   try {

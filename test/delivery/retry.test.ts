@@ -2,7 +2,10 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { classifyStatus, resultForStatus } from "../../runtime/delivery/classify.js";
 import { decideSettlement } from "../../runtime/delivery/settle.js";
-import { defaultRetryPolicy, nextDelay, parseRetryAfter, retryAfterCapMs } from "../../runtime/delivery/retry.js";
+import { DEFAULTS } from "../../compiler/defaults.js";
+import { nextDelay, parseRetryAfter, retryAfterCapMs } from "../../runtime/delivery/retry.js";
+
+const defaultRetryPolicy = DEFAULTS.deliver.retry;
 
 const backoff = suite("retry backoff");
 const middle = () => 0.5; // U(−1,1) = 0: no jitter

@@ -346,7 +346,7 @@ defaults {
 /defaulted { deliver "https://b.example.com/in" }
 `);
   const mapped = dispatcherConfigFromIr(config);
-  assert.equal(mapped.egress, { allow: ["*.example.com"], deny: ["10.0.0.0/8"], httpsOnly: true, followRedirects: true, dnsRebindProtection: true });
+  assert.equal(mapped.egress, { allow: ["*.example.com"], deny: ["10.0.0.0/8"], httpsOnly: true, redirects: true, dnsRebindProtection: true });
   assert.equal(mapped.routes.map((r) => [r.route, r.concurrency, r.targets.map((t) => t.target)]), [
     ["/pushed", 3, ["https://a.example.com/in", "exec:/usr/bin/env"]],
     ["/defaulted", 7, ["https://b.example.com/in"]],
