@@ -1,19 +1,14 @@
 // The Pull API operations as transport-neutral functions (webhook-queue.md "Pull API",
 // DECISIONS.md "Pull API", reference-behaviour.md §3): typed requests in, a reply or an ApiError out.
 // Leases are scoped to the route the request addressed: another route's lease is lease_not_found.
+import type { PullApiConfig } from "../../compiler/ir.js";
 import type { Clock } from "../clock.js";
 import { apiError, type ApiError } from "../errors.js";
 import type { SpoolMetrics } from "../observability/metrics.js";
 import { MAX_DEQUEUE_BATCH, type LeaseOutcome, type LeasedMessage, type Store } from "../store/store.js";
 
-export interface PullLimits {
-  readonly maxBatch: number;
-  readonly maxLeaseBatch: number;
-  readonly defaultLeaseTtlMs: number;
-  readonly maxLeaseTtlMs: number | null;
-  readonly defaultMaxWaitMs: number;
-  readonly maxWaitMs: number | null;
-}
+/** The Pull API limits of the IR, as compiled (webhook-queue.md "Limits"). */
+export type PullLimits = Pick<PullApiConfig, "maxBatch" | "maxLeaseBatch" | "defaultLeaseTtlMs" | "maxLeaseTtlMs" | "defaultMaxWaitMs" | "maxWaitMs">;
 
 export interface DequeueRequest {
   batch?: number;
