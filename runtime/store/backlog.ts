@@ -1,5 +1,11 @@
 // Backlog analytics as pure functions over rows the backends fetch (reference-behaviour §2 rows
 // 24-27): every backend answers aging_summary and trends with the same arithmetic.
+import {
+  HEALTH_TOP_QUEUED,
+  type MessageState,
+  type QueueStats,
+  type TopQueuedReport,
+} from "./store.js";
 import type {
   AgePercentiles,
   AgeWindows,
@@ -127,6 +133,51 @@ function minOrValue(current: number | null, value: number): number {
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** queued + leased + dead: what `total` and `queue_total` count everywhere. */
+export function activeTotal(byState: Readonly<Record<MessageState, number>>): number {
+  return byState.queued + byState.leased + byState.dead;
+}
+
+/** The earliest received_at and next_run_at over the buckets (a loop: bucket counts are unbounded). */
+function bucketExtremes(buckets: readonly QueuedBucket[]): { oldest: number | null; earliest: number | null } {
+  let oldest: number | null = null;
+  let earliest: number | null = null;
+  for (const b of buckets) {
+    oldest = minOrValue(oldest, b.oldestQueuedReceivedAtMs);
+    earliest = minOrValue(earliest, b.earliestQueuedNextRunAtMs);
+  }
+  return { oldest, earliest };
+}
+
+/** Health statistics from the counts by state and the queued buckets every backend computes its own way. */
+export function queueStatsFrom(byState: Record<MessageState, number>, buckets: QueuedBucket[], nowMs: number): QueueStats {
+  const { oldest, earliest } = bucketExtremes(buckets);
+  return {
+    byState,
+    total: activeTotal(byState),
+    oldestQueuedReceivedAtMs: oldest,
+    oldestQueuedAgeMs: oldest === null ? null : Math.max(0, nowMs - oldest),
+    earliestQueuedNextRunAtMs: earliest,
+    readyLagMs: earliest === null ? null : Math.max(0, nowMs - earliest),
+    topQueued: sortQueuedBuckets(buckets).slice(0, HEALTH_TOP_QUEUED),
+  };
+}
+
+/** GET /backlog/top_queued from the counts by state and the selected queued buckets. */
+export function topQueuedReport(byState: Readonly<Record<MessageState, number>>, buckets: QueuedBucket[], limit: number): TopQueuedReport {
+  const sorted = sortQueuedBuckets(buckets);
+  const { oldest, earliest } = bucketExtremes(sorted);
+  return {
+    queueTotal: activeTotal(byState),
+    queuedTotal: sorted.reduce((sum, b) => sum + b.queued, 0),
+    limit,
+    truncated: sorted.length > limit,
+    oldestQueuedReceivedAtMs: oldest,
+    earliestQueuedNextRunAtMs: earliest,
+    items: sorted.slice(0, limit),
+  };
 }
 
 /** Most queued first; ties by route then target, so every backend lists buckets in one order. */

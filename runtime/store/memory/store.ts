@@ -3,14 +3,13 @@
 // guard refuses new messages (memory_pressure) before the process runs out of memory.
 import type { Clock } from "../../clock.js";
 import { newLeaseId } from "../../ids.js";
-import { matchesSelector, rollupTrends, sortQueuedBuckets, summarizeAging, type BacklogRow } from "../backlog.js";
+import { activeTotal, matchesSelector, queueStatsFrom, rollupTrends, summarizeAging, topQueuedReport, type BacklogRow } from "../backlog.js";
 import { observed, type StoreObserver } from "../observer.js";
 import { positiveOrNull, type StoreLimits } from "../options.js";
 import { longPoll, ReadySignal } from "../ready-signal.js";
 import { SettledLeases, type SettleKind } from "../settled-leases.js";
 import {
   AGING_SCAN_LIMIT,
-  HEALTH_TOP_QUEUED,
   MESSAGE_STATES,
   StoreError,
   type AgingSummaryReport,
@@ -480,23 +479,7 @@ export class MemoryStore implements Store {
     return this.run("queue_stats", () => {
       const nowMs = this.clock.now();
       this.expireLeases(nowMs);
-      const buckets = this.queuedBuckets({});
-      let oldest: number | null = null;
-      let earliest: number | null = null;
-      for (const b of buckets) {
-        oldest = oldest === null ? b.oldestQueuedReceivedAtMs : Math.min(oldest, b.oldestQueuedReceivedAtMs);
-        earliest = earliest === null ? b.earliestQueuedNextRunAtMs : Math.min(earliest, b.earliestQueuedNextRunAtMs);
-      }
-      const byState = { ...this.countByState };
-      return {
-        byState,
-        total: byState.queued + byState.leased + byState.dead,
-        oldestQueuedReceivedAtMs: oldest,
-        oldestQueuedAgeMs: oldest === null ? null : Math.max(0, nowMs - oldest),
-        earliestQueuedNextRunAtMs: earliest,
-        readyLagMs: earliest === null ? null : Math.max(0, nowMs - earliest),
-        topQueued: sortQueuedBuckets(buckets).slice(0, HEALTH_TOP_QUEUED),
-      };
+      return queueStatsFrom({ ...this.countByState }, this.queuedBuckets({}), nowMs);
     });
   }
 
@@ -521,17 +504,7 @@ export class MemoryStore implements Store {
     return this.run("backlog_top_queued", () => {
       validateLimit(limit);
       this.expireLeases(this.clock.now());
-      const buckets = sortQueuedBuckets(this.queuedBuckets(selector));
-      const queuedTotal = buckets.reduce((sum, b) => sum + b.queued, 0);
-      return {
-        queueTotal: this.countByState.queued + this.countByState.leased + this.countByState.dead,
-        queuedTotal,
-        limit,
-        truncated: buckets.length > limit,
-        oldestQueuedReceivedAtMs: buckets.length ? Math.min(...buckets.map((b) => b.oldestQueuedReceivedAtMs)) : null,
-        earliestQueuedNextRunAtMs: buckets.length ? Math.min(...buckets.map((b) => b.earliestQueuedNextRunAtMs)) : null,
-        items: buckets.slice(0, limit),
-      };
+      return topQueuedReport(this.countByState, this.queuedBuckets(selector), limit);
     });
   }
 
@@ -550,7 +523,7 @@ export class MemoryStore implements Store {
         nextRunAtMs: row.nextRunAtMs,
       }));
       return {
-        queueTotal: this.countByState.queued + this.countByState.leased + this.countByState.dead,
+        queueTotal: activeTotal(this.countByState),
         queuedTotal: queued.length,
         limit,
         returned: items.length,
@@ -576,7 +549,7 @@ export class MemoryStore implements Store {
         nowMs,
         states,
         limit,
-        queueTotal: this.countByState.queued + this.countByState.leased + this.countByState.dead,
+        queueTotal: activeTotal(this.countByState),
         queuedTotal: this.countByState.queued,
         sourceBounded: rows.length > AGING_SCAN_LIMIT,
       });

@@ -5,14 +5,13 @@
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../../clock.js";
 import { newLeaseId } from "../../ids.js";
-import { matchesSelector, rollupTrends, sortQueuedBuckets, summarizeAging, type BacklogRow } from "../backlog.js";
+import { activeTotal, matchesSelector, queueStatsFrom, rollupTrends, summarizeAging, topQueuedReport, type BacklogRow } from "../backlog.js";
 import { GroupCommitter, type PendingWrite } from "../group-commit.js";
 import { observed, type StoreObserver } from "../observer.js";
 import { positiveOrNull, type StoreLimits } from "../options.js";
 import { longPoll, ReadySignal } from "../ready-signal.js";
 import {
   AGING_SCAN_LIMIT,
-  HEALTH_TOP_QUEUED,
   MESSAGE_STATES,
   SETTLED_LEASE_MEMORY_MS,
   StoreError,
@@ -445,19 +444,7 @@ export class PostgresStore implements Store {
     return this.run("queue_stats", async () => {
       const nowMs = this.clock.now();
       await this.expireLeases(nowMs);
-      const byState = await this.countByState();
-      const buckets = await this.queuedBuckets({});
-      const oldest = buckets.length ? Math.min(...buckets.map((b) => b.oldestQueuedReceivedAtMs)) : null;
-      const earliest = buckets.length ? Math.min(...buckets.map((b) => b.earliestQueuedNextRunAtMs)) : null;
-      return {
-        byState,
-        total: byState.queued + byState.leased + byState.dead,
-        oldestQueuedReceivedAtMs: oldest,
-        oldestQueuedAgeMs: oldest === null ? null : Math.max(0, nowMs - oldest),
-        earliestQueuedNextRunAtMs: earliest,
-        readyLagMs: earliest === null ? null : Math.max(0, nowMs - earliest),
-        topQueued: sortQueuedBuckets(buckets).slice(0, HEALTH_TOP_QUEUED),
-      };
+      return queueStatsFrom(await this.countByState(), await this.queuedBuckets({}), nowMs);
     });
   }
 
@@ -484,17 +471,7 @@ export class PostgresStore implements Store {
     return this.run("backlog_top_queued", async () => {
       validateLimit(limit);
       await this.expireLeases();
-      const byState = await this.countByState();
-      const buckets = sortQueuedBuckets(await this.queuedBuckets(selector));
-      return {
-        queueTotal: byState.queued + byState.leased + byState.dead,
-        queuedTotal: buckets.reduce((sum, b) => sum + b.queued, 0),
-        limit,
-        truncated: buckets.length > limit,
-        oldestQueuedReceivedAtMs: buckets.length ? Math.min(...buckets.map((b) => b.oldestQueuedReceivedAtMs)) : null,
-        earliestQueuedNextRunAtMs: buckets.length ? Math.min(...buckets.map((b) => b.earliestQueuedNextRunAtMs)) : null,
-        items: buckets.slice(0, limit),
-      };
+      return topQueuedReport(await this.countByState(), await this.queuedBuckets(selector), limit);
     });
   }
 
@@ -513,7 +490,7 @@ export class PostgresStore implements Store {
       const byState = await this.countByState();
       const queuedTotal = countRows[0].n as number;
       return {
-        queueTotal: byState.queued + byState.leased + byState.dead,
+        queueTotal: activeTotal(byState),
         queuedTotal,
         limit,
         returned: rows.length,
@@ -542,7 +519,7 @@ export class PostgresStore implements Store {
         nowMs: this.clock.now(),
         states,
         limit,
-        queueTotal: byState.queued + byState.leased + byState.dead,
+        queueTotal: activeTotal(byState),
         queuedTotal: byState.queued,
         sourceBounded: rows.length > AGING_SCAN_LIMIT,
       });

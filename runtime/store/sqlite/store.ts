@@ -4,7 +4,7 @@
 // ever sees committed state.
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import { matchesSelector, rollupTrends, sortQueuedBuckets, summarizeAging, type BacklogRow } from "../backlog.js";
+import { activeTotal, matchesSelector, queueStatsFrom, rollupTrends, summarizeAging, topQueuedReport, type BacklogRow } from "../backlog.js";
 import { GroupCommitter, type PendingWrite } from "../group-commit.js";
 import { observed, type StoreObserver } from "../observer.js";
 import { positiveOrNull, type StoreLimits } from "../options.js";
@@ -12,7 +12,6 @@ import { longPoll, ReadySignal } from "../ready-signal.js";
 import { SettledLeases, type SettleKind } from "../settled-leases.js";
 import {
   AGING_SCAN_LIMIT,
-  HEALTH_TOP_QUEUED,
   MESSAGE_STATES,
   StoreError,
   type AgingSummaryReport,
@@ -437,19 +436,7 @@ export class SqliteStore implements Store {
     return this.run("queue_stats", () => {
       const nowMs = this.clock.now();
       this.expireLeases();
-      const byState = this.countByState();
-      const buckets = this.queuedBuckets({});
-      const oldest = buckets.length ? Math.min(...buckets.map((b) => b.oldestQueuedReceivedAtMs)) : null;
-      const earliest = buckets.length ? Math.min(...buckets.map((b) => b.earliestQueuedNextRunAtMs)) : null;
-      return {
-        byState,
-        total: byState.queued + byState.leased + byState.dead,
-        oldestQueuedReceivedAtMs: oldest,
-        oldestQueuedAgeMs: oldest === null ? null : Math.max(0, nowMs - oldest),
-        earliestQueuedNextRunAtMs: earliest,
-        readyLagMs: earliest === null ? null : Math.max(0, nowMs - earliest),
-        topQueued: sortQueuedBuckets(buckets).slice(0, HEALTH_TOP_QUEUED),
-      };
+      return queueStatsFrom(this.countByState(), this.queuedBuckets({}), nowMs);
     });
   }
 
@@ -470,17 +457,7 @@ export class SqliteStore implements Store {
     return this.run("backlog_top_queued", () => {
       validateLimit(limit);
       this.expireLeases();
-      const byState = this.countByState();
-      const buckets = sortQueuedBuckets(this.queuedBuckets(selector));
-      return {
-        queueTotal: byState.queued + byState.leased + byState.dead,
-        queuedTotal: buckets.reduce((sum, b) => sum + b.queued, 0),
-        limit,
-        truncated: buckets.length > limit,
-        oldestQueuedReceivedAtMs: buckets.length ? Math.min(...buckets.map((b) => b.oldestQueuedReceivedAtMs)) : null,
-        earliestQueuedNextRunAtMs: buckets.length ? Math.min(...buckets.map((b) => b.earliestQueuedNextRunAtMs)) : null,
-        items: buckets.slice(0, limit),
-      };
+      return topQueuedReport(this.countByState(), this.queuedBuckets(selector), limit);
     });
   }
 
@@ -498,7 +475,7 @@ export class SqliteStore implements Store {
       const queuedTotal = this.dynamic.get(`SELECT count(*) FROM messages WHERE ${where}`).pluck().get(...params) as number;
       const byState = this.countByState();
       return {
-        queueTotal: byState.queued + byState.leased + byState.dead,
+        queueTotal: activeTotal(byState),
         queuedTotal,
         limit,
         returned: rows.length,
@@ -527,7 +504,7 @@ export class SqliteStore implements Store {
         nowMs: this.clock.now(),
         states,
         limit,
-        queueTotal: byState.queued + byState.leased + byState.dead,
+        queueTotal: activeTotal(byState),
         queuedTotal: byState.queued,
         sourceBounded: rows.length > AGING_SCAN_LIMIT,
       });
