@@ -19,7 +19,7 @@ import {
   type Span,
   type SpoolfileTree,
 } from "../../grammar/index.js";
-import { caseSeed, fuzzSettings, seededRandom, type Random } from "../helpers/seeded-random.js";
+import { fuzzSettings, runProperty, type Random } from "../helpers/seeded-random.js";
 import { fmtCases, parseRepoFile } from "../helpers/spoolfile-corpus.js";
 import { augmentTree, messyPrint } from "../helpers/spoolfile-variations.js";
 
@@ -30,17 +30,7 @@ const { seed, runs } = fuzzSettings(4);
 const options: CompileOptions = { env: { PULL_TOKEN: "pull-token", SIGN_2026: "sign-2026" }, readFile: () => "file-content\n" };
 
 function property(label: string, index: number, check: (rng: Random, show: (input: string) => void) => void): void {
-  const thisSeed = caseSeed(seed, index);
-  let input = "";
-  try {
-    check(seededRandom(thisSeed), (text) => (input = text));
-  } catch (error) {
-    const shown = input.length > 3000 ? input.slice(0, 3000) + "…" : input;
-    const message = error instanceof Error ? error.message : String(error);
-    throw new Error(`${label} #${index} failed (SPOOL_FUZZ_SEED=${seed}, case seed ${thisSeed}): ${message}\ninput: ${JSON.stringify(shown)}`, {
-      cause: error,
-    });
-  }
+  runProperty(seed, label, index, check);
 }
 
 function lineCount(text: string): number {

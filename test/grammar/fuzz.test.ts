@@ -18,7 +18,7 @@ import {
   type ParseResult,
   type SpoolfileTree,
 } from "../../grammar/index.js";
-import { caseSeed, fuzzSettings, seededRandom, type Random } from "../helpers/seeded-random.js";
+import { fuzzSettings, runProperty, type Random } from "../helpers/seeded-random.js";
 import { fmtCases, parseRepoFile } from "../helpers/spoolfile-corpus.js";
 import {
   addTrailingWhitespace,
@@ -38,17 +38,7 @@ const byteCases = 1500 * runs;
 
 /** Runs one generated case; on failure the error names everything needed to replay it. */
 function property(label: string, index: number, check: (rng: Random, show: (input: string) => void) => void): void {
-  const thisSeed = caseSeed(seed, index);
-  let input = "";
-  try {
-    check(seededRandom(thisSeed), (text) => (input = text));
-  } catch (error) {
-    const shown = input.length > 3000 ? input.slice(0, 3000) + "…" : input;
-    const message = error instanceof Error ? error.message : String(error);
-    throw new Error(`${label} #${index} failed (SPOOL_FUZZ_SEED=${seed}, case seed ${thisSeed}): ${message}\ninput: ${JSON.stringify(shown)}`, {
-      cause: error,
-    });
-  }
+  runProperty(seed, label, index, check);
 }
 
 function expectClean(result: ParseResult, what: string): SpoolfileTree {

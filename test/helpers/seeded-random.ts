@@ -43,3 +43,21 @@ export function fuzzSettings(defaultRuns: number): { seed: number; runs: number 
   const runs = runsText && runsText.trim() !== "" ? Math.max(1, Number(runsText) | 0) : defaultRuns;
   return { seed, runs };
 }
+
+/**
+ * Runs one generated case of a property test; on failure the error names the run seed, the case
+ * seed and the input (cut at 3,000 characters), which is everything needed to replay it.
+ */
+export function runProperty(runSeed: number, label: string, index: number, check: (rng: Random, show: (input: string) => void) => void): void {
+  const thisSeed = caseSeed(runSeed, index);
+  let input = "";
+  try {
+    check(seededRandom(thisSeed), (text) => (input = text));
+  } catch (error) {
+    const shown = input.length > 3000 ? input.slice(0, 3000) + "…" : input;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(`${label} #${index} failed (SPOOL_FUZZ_SEED=${runSeed}, case seed ${thisSeed}): ${message}\ninput: ${JSON.stringify(shown)}`, {
+      cause: error,
+    });
+  }
+}
