@@ -1,6 +1,6 @@
 // GET /messages, GET /dlq, GET /attempts and the endpoint-scoped message list
 // (webhook-queue.md "Queue reads", "Endpoint-scoped operations"; clarifications 31-32, 36-37).
-import type { AttemptOutcome } from "../store/store.js";
+import type { AttemptOutcome, MessageFilter, MessageState } from "../store/store.js";
 import { QueryReader, invalidQuery } from "./params.js";
 import type { AdminRequest } from "./request.js";
 import { chooseSelector, requireEndpoint, selectedRoute } from "./selectors.js";
@@ -37,32 +37,28 @@ export async function listScopedMessages(request: AdminRequest): Promise<unknown
 }
 
 async function listFor(request: AdminRequest, query: QueryReader, route: string | undefined): Promise<unknown> {
-  const views = await request.deps.store.listMessages({
-    route,
-    target: query.string("target"),
-    state: query.state(),
-    beforeMs: query.instant("before"),
-    limit: query.limit(),
-    includePayload: query.flag("include_payload"),
-    includeHeaders: query.flag("include_headers"),
-    includeTrace: query.flag("include_trace"),
-  });
+  const views = await request.deps.store.listMessages(messageFilter(query, route, () => query.state()));
   return { items: views.map(messageItem) };
 }
 
 export async function listDeadLetters(request: AdminRequest): Promise<unknown> {
   const query = new QueryReader(request.query, DLQ_QUERY);
-  const views = await request.deps.store.listMessages({
-    route: query.route(),
+  const views = await request.deps.store.listMessages(messageFilter(query, query.route(), () => "dead"));
+  return { items: views.map(deadLetterItem) };
+}
+
+/** The filter of a message listing; query values are read (and refused) in parameter order. */
+function messageFilter(query: QueryReader, route: string | undefined, state: () => MessageState | undefined): MessageFilter {
+  return {
+    route,
     target: query.string("target"),
-    state: "dead",
+    state: state(),
     beforeMs: query.instant("before"),
     limit: query.limit(),
     includePayload: query.flag("include_payload"),
     includeHeaders: query.flag("include_headers"),
     includeTrace: query.flag("include_trace"),
-  });
-  return { items: views.map(deadLetterItem) };
+  };
 }
 
 export async function listAttempts(request: AdminRequest): Promise<unknown> {
