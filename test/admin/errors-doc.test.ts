@@ -1,13 +1,10 @@
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { ERROR_STATUS } from "../../runtime/errors.js";
+import { repoPath } from "../helpers/repo.js";
 
-// dist/test/admin → repository root.
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-const table = readFileSync(join(root, "README.md"), "utf8");
+const table = readFileSync(repoPath("README.md"), "utf8");
 
 function documentedCodes(): Map<string, number> {
   const rows = new Map<string, number>();

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { compileSpoolfile } from "../../compiler/index.js";
-import { makeTempDir } from "../helpers/repo.js";
+import { makeTempDir } from "../helpers/temp-dir.js";
 import { spawnSpool, stopSpool, waitHealthy, type SpoolProcess } from "./helpers/spool-process.js";
 import { freePorts, spoolfileText, urls, writeSpoolfile } from "./helpers/spoolfile.js";
 
@@ -21,7 +21,7 @@ interface Received {
 }
 
 const e2e = suite("spool run: admin API and push delivery end to end");
-const dir = makeTempDir();
+const dir = makeTempDir("admin-delivery").path;
 const received: Received[] = [];
 let answers: number[] = [];
 let spool: SpoolProcess;

@@ -3,7 +3,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { makeTempDir, repoPath, spoolBin } from "../helpers/repo.js";
+import { repoPath, spoolBin } from "../helpers/repo.js";
+import { makeTempDir } from "../helpers/temp-dir.js";
 
 // The built `spool` binary, run as a subprocess, as an operator or CI would run it.
 function spool(args: string[], cwd = repoPath()): { code: number; stdout: string; stderr: string } {
@@ -11,7 +12,7 @@ function spool(args: string[], cwd = repoPath()): { code: number; stdout: string
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 
-const dir = makeTempDir();
+const dir = makeTempDir("cli").path;
 const messy = join(dir, "messy.spool");
 const messyText = "# header\npull_api {   auth token raw:t   } # eol\n\n\n\n/a { pull { path /a } }\n";
 const canonical = "# header\npull_api {\n  auth token raw:t\n} # eol\n\n/a {\n  pull {\n    path /a\n  }\n}\n";

@@ -4,7 +4,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { compileSpoolfile, replaceFileAtomically, setRouteLabels, writeFileAtomically } from "../../compiler/index.js";
 import { commentTexts, parseSpoolfile } from "../../grammar/index.js";
-import { makeTempDir } from "../helpers/repo.js";
+import { makeTempDir } from "../helpers/temp-dir.js";
 
 const original = `# Managed by the platform team.
 pull_api { auth token raw:t }   # global token
@@ -96,7 +96,7 @@ edit("every edited result validates and reformats without changing the IR", () =
 });
 
 edit("atomic write replaces the file and rollback restores the previous bytes exactly", async () => {
-  const dir = makeTempDir();
+  const dir = makeTempDir("edit").path;
   const path = join(dir, "Spoolfile");
   const previous = Buffer.from("# crlf file\r\npull_api { auth token raw:t }\r\n\u00e9\n");
   writeFileSync(path, previous);

@@ -1,5 +1,3 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -8,10 +6,6 @@ export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../
 
 export function repoPath(...parts: string[]): string {
   return join(repoRoot, ...parts);
-}
-
-export function makeTempDir(prefix = "spool-test-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
 }
 
 /** The built CLI entry point. */

@@ -2,10 +2,11 @@
 // readiness by polling GET /healthz, output captured for assertions on log lines.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
+import { spoolBin } from "../../helpers/repo.js";
 import { eventually } from "./http.js";
 
-export const CLI = fileURLToPath(new URL("../../../cli/main.js", import.meta.url));
+/** The built CLI (dist/cli/main.js). */
+export const CLI = spoolBin;
 
 /** A port that was free a moment ago: bind 0, read it, close. */
 export function freePort(): Promise<number> {
