@@ -9,7 +9,7 @@ import { compileRoute, type CompiledRoute, type RouteGlobals } from "./blocks/ro
 import { compileSecrets, registerVars } from "./blocks/secrets.js";
 import { compileQueueLimits, compileRetention } from "./blocks/storage.js";
 import { checkConfig } from "./checks.js";
-import type { Backend, ChannelKind, MatchCriteria, Route, SpoolConfig } from "./ir.js";
+import type { ChannelKind, MatchCriteria, Route, SpoolConfig } from "./ir.js";
 
 export interface CompileResult {
   /** Null when any error was found. */
@@ -153,4 +153,3 @@ function compileMatchers(cx: CompileContext, directives: readonly Directive[]): 
   return out;
 }
 
-export type { Backend };

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { decodeSpoolfileBytes, parseSpoolfile } from "../grammar/index.js";
+import { decodeSpoolfileBytes, parseSpoolfile, sortDiagnostics } from "../grammar/index.js";
 import { compileTree, type CompileResult } from "./compile.js";
 import type { CompileOptions } from "./context.js";
 
@@ -20,8 +20,7 @@ export function compileSpoolfile(text: string, file: string, options: CompileOpt
   const parsed = parseSpoolfile(text, file);
   const compiled = compileTree(parsed.tree, options);
   if (parsed.diagnostics.length === 0) return compiled;
-  const diagnostics = [...parsed.diagnostics, ...compiled.diagnostics].sort((a, b) => a.span.offset - b.span.offset);
-  return { config: null, diagnostics };
+  return { config: null, diagnostics: sortDiagnostics([...parsed.diagnostics, ...compiled.diagnostics]) };
 }
 
 /** Reads (strict UTF-8) and compiles a Spoolfile. `text` is null when the file could not be read. */

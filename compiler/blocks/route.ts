@@ -47,8 +47,8 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
   let backend: Backend = "sqlite";
   let backendWritten = false;
   let deliverConcurrency: number | null = null;
-  let pull: { path: string; tokens: SecretSource[] | null } | null = null;
-  let pullDirective: Directive | null = null;
+  // Assigned inside the block reader's callbacks; the cast keeps TypeScript from narrowing it to null.
+  let pull = null as { directive: Directive; path: string; tokens: SecretSource[] | null } | null;
   const targets: DeliverTarget[] = [];
   let deliverCount = 0;
   const forbidden: Directive[] = [];
@@ -126,11 +126,11 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
     deliver_concurrency: scalar.int(cx, "deliver_concurrency", 1, DEFAULTS.deliverConcurrencyMax, (v) => (deliverConcurrency = v)),
     pull: {
       handle: (x) => {
-        pullDirective = x;
-        pull = { path: "", tokens: null };
+        const state: { directive: Directive; path: string; tokens: SecretSource[] | null } = { directive: x, path: "", tokens: null };
+        pull = state;
         const tokens: SecretSource[] = [];
         readBlock(cx, x, "pull", {
-          path: { handle: (p) => { const a = singleArgOf(cx, p, "path /name"); const v = a && decodePath(cx, a, "pull path"); if (v) pull!.path = v; } },
+          path: { handle: (p) => { const a = singleArgOf(cx, p, "path /name"); const v = a && decodePath(cx, a, "pull path"); if (v) state.path = v; } },
           auth: {
             repeatable: true,
             handle: (t) => {
@@ -141,8 +141,8 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
             },
           },
         });
-        if (tokens.length > 0) pull.tokens = tokens;
-        if (x.block && !pull.path) cx.error(spanOf(x), "pull: path is required (pull { path /name })");
+        if (tokens.length > 0) state.tokens = tokens;
+        if (x.block && !state.path) cx.error(spanOf(x), "pull: path is required (pull { path /name })");
       },
     },
     deliver: {
@@ -173,9 +173,9 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
   if (channel !== "inbound") {
     for (const x of forbidden) cx.error(spanOf(x), `${x.name!.value} is not allowed on an ${channel} route (it receives no ingress traffic)`);
   }
-  if (channel === "outbound" && pull) cx.error(spanOf(pullDirective!), "pull is not allowed on an outbound route: outbound routes deliver");
+  if (channel === "outbound" && pull) cx.error(spanOf(pull.directive), "pull is not allowed on an outbound route: outbound routes deliver");
   if (channel === "internal" && deliverCount > 0) cx.error(pathArg.span, "deliver is not allowed on an internal route: internal routes are pulled");
-  if (pull && deliverCount > 0) cx.error(spanOf(pullDirective!), "a route is either pulled or delivered: remove pull or deliver");
+  if (pull && deliverCount > 0) cx.error(spanOf(pull.directive), "a route is either pulled or delivered: remove pull or deliver");
   if (!pull && deliverCount === 0 && d.block) {
     cx.error(pathArg.span, channel === "internal" ? "internal route needs pull { path … }" : `route ${path ?? pathArg.value} needs pull { path … } or at least one deliver target`);
   }
@@ -183,7 +183,7 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
 
   if (path === undefined) return undefined;
   const mode: RouteMode = pull
-    ? { kind: "pull", path: (pull as { path: string }).path, tokens: (pull as { tokens: SecretSource[] | null }).tokens }
+    ? { kind: "pull", path: pull.path, tokens: pull.tokens }
     : { kind: "deliver", targets, concurrency: deliverConcurrency ?? globals.defaults.deliver.concurrency };
   const route: Route = {
     path,
@@ -199,7 +199,7 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
     backend,
     mode,
   };
-  return { route, directive: d, pathArg, backendWritten, labelSpan, pullDirective };
+  return { route, directive: d, pathArg, backendWritten, labelSpan, pullDirective: pull?.directive ?? null };
 }
 
 /** `auth … { }` blocks are only valid for hmac and forward; the auth builder checks the rest. */
