@@ -40,6 +40,19 @@ export class ReadySignal {
     }
   }
 
+  /**
+   * After new messages were stored: wakes each of their routes once now, and arms a wake-up for any
+   * message scheduled to become ready later (a future next_run_at).
+   */
+  notifyStored(messages: Iterable<{ readonly route: string; readonly nextRunAtMs?: number }>, nowMs: number): void {
+    const routes = new Set<string>();
+    for (const message of messages) {
+      routes.add(message.route);
+      if (message.nextRunAtMs !== undefined && message.nextRunAtMs > nowMs) this.notifyAt(message.nextRunAtMs);
+    }
+    for (const route of routes) this.notify(route);
+  }
+
   /** Arms a notify for the moment a message becomes ready (nack delay, lease expiry, future next_run_at). */
   notifyAt(atMs: number): void {
     if (this.closed) return;

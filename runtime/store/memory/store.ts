@@ -149,7 +149,6 @@ export class MemoryStore implements Store {
       const batchBytes = items.reduce((sum, item) => sum + retainedBytesOf(item), 0);
       this.checkMemoryGuard(items.length, batchBytes);
       const nowMs = this.clock.now();
-      const routes = new Set<string>();
       for (const item of items) {
         const row: Row = {
           id: item.id,
@@ -172,10 +171,8 @@ export class MemoryStore implements Store {
         this.countByState.queued++;
         this.bytesByState.queued += row.retainedBytes;
         this.pushReady(row);
-        routes.add(row.route);
-        if (row.nextRunAtMs > nowMs) this.ready.notifyAt(row.nextRunAtMs);
       }
-      for (const route of routes) this.ready.notify(route);
+      this.ready.notifyStored(items, nowMs);
     });
   }
 

@@ -135,15 +135,7 @@ export class PostgresStore implements Store {
         throw postgresStoreError(retryError, "enqueue");
       }
     }
-    const routes = new Set<string>();
-    writes.forEach((write, i) => {
-      if (errors[i] !== undefined) return;
-      for (const item of write.items) {
-        routes.add(item.route);
-        if (item.nextRunAtMs !== undefined && item.nextRunAtMs > nowMs) this.ready.notifyAt(item.nextRunAtMs);
-      }
-    });
-    for (const route of routes) this.ready.notify(route);
+    this.ready.notifyStored(writes.filter((_, i) => errors[i] === undefined).flatMap((write) => write.items), nowMs);
     return errors;
   }
 
