@@ -37,7 +37,7 @@ export interface DequeuedItem {
   route: string;
   target: string;
   payload_b64: string;
-  headers: Record<string, string>;
+  headers: Readonly<Record<string, string>>;
   received_at: string;
   attempt: number;
   lease_until: string;
@@ -71,7 +71,7 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
     async dequeue(route, request, signal) {
       const limits = deps.limits();
       const batch = clamp(request.batch === undefined || request.batch <= 0 ? 1 : request.batch, Math.min(limits.maxBatch, MAX_DEQUEUE_BATCH));
-      const leaseTtlMs = capped(request.leaseTtlMs !== undefined && request.leaseTtlMs > 0 ? request.leaseTtlMs : limits.defaultLeaseTtlMs, limits.maxLeaseTtlMs);
+      const leaseTtlMs = leaseTtlFor(request.leaseTtlMs, limits);
       const maxWaitMs = capped(request.maxWaitMs ?? limits.defaultMaxWaitMs, limits.maxWaitMs);
       let leased: LeasedMessage[];
       try {
@@ -109,7 +109,7 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
       const limits = deps.limits();
       const { leaseIds } = leaseIdsOf(request, limits.maxLeaseBatch);
       // The lease then runs until now + lease_ttl, never shortened, capped by max_lease_ttl (DECISIONS.md "Pull API").
-      const leaseTtlMs = capped(request.leaseTtlMs !== undefined && request.leaseTtlMs > 0 ? request.leaseTtlMs : limits.defaultLeaseTtlMs, limits.maxLeaseTtlMs);
+      const leaseTtlMs = leaseTtlFor(request.leaseTtlMs, limits);
       const outcome = await settle("extend", () => store.extend(leaseIds, leaseTtlMs, { route }));
       countConflicts(route, outcome, undefined);
       if (outcome.conflicts.length > 0) throw conflict(outcome, "extended");
@@ -150,7 +150,6 @@ export function leaseIdsOf(request: LeaseIdsRequest, maxLeaseBatch: number): { l
   return { leaseIds, single: false };
 }
 
-
 function conflict(outcome: LeaseOutcome, countField: "acked" | "succeeded" | "extended"): ApiError {
   const n = outcome.conflicts.length;
   return apiError("lease_conflict", `${n} lease${n === 1 ? " is" : "s are"} unknown or expired`, {
@@ -173,7 +172,8 @@ function toItem(message: LeasedMessage): DequeuedItem {
     route: message.route,
     target: message.target,
     payload_b64: Buffer.from(message.payload.buffer, message.payload.byteOffset, message.payload.byteLength).toString("base64"),
-    headers: { ...message.headers },
+    // Serialised at once and never mutated: no copy needed.
+    headers: message.headers,
     received_at: new Date(message.receivedAtMs).toISOString(),
     attempt: message.attempt,
     lease_until: new Date(message.leaseUntilMs).toISOString(),
@@ -182,6 +182,11 @@ function toItem(message: LeasedMessage): DequeuedItem {
 
 function clamp(value: number, max: number): number {
   return Math.max(1, Math.min(value, max));
+}
+
+/** A requested lease TTL (absent or ≤0: the default), capped by max_lease_ttl. */
+function leaseTtlFor(requestedMs: number | undefined, limits: PullLimits): number {
+  return capped(requestedMs !== undefined && requestedMs > 0 ? requestedMs : limits.defaultLeaseTtlMs, limits.maxLeaseTtlMs);
 }
 
 function capped(valueMs: number, capMs: number | null): number {
