@@ -168,6 +168,9 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       version: deps.version,
       clock,
       queueSnapshot: () => queueSnapshot(),
+      // The queue stats source below is the one cache (≤2 s stale, DECISIONS.md "Settled details");
+      // a second 2 s cache in the metrics would let gauges lag by up to 4 s. Scrape-level reuse stays.
+      snapshotMaxAgeMs: 0,
       onSnapshotError: (error) => logger.warn("queue_snapshot_failed", { error }),
     });
     const open = deps.openStore ?? openStore;
