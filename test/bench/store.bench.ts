@@ -218,7 +218,8 @@ const runs: BackendRun[] = [
   {
     name: "sqlite",
     spec: () => ({ backend: "sqlite", sqlitePath: join(dir.path, `bench-${++seq}.db`) }),
-    consumers: 1,
+    // Four consumers, as for PostgreSQL and the Pull API drain: their lease operations share group commits.
+    consumers: 4,
     deep: Number(process.env.SPOOL_BENCH_DEEP ?? 1_000_000),
     targets: { enqueue: 40_000, drain32: 35_000 },
   },

@@ -50,6 +50,12 @@ export function prepareStatements(db: SqliteDb) {
        AND next_run_at <= @now ORDER BY next_run_at, received_at, id LIMIT @batch`,
     ).pluck();
   return {
+    // Transaction control of the group commit, prepared like everything else on the hot path.
+    begin: db.prepare("BEGIN IMMEDIATE"),
+    commit: db.prepare("COMMIT"),
+    savepoint: db.prepare("SAVEPOINT grouped_write"),
+    release: db.prepare("RELEASE grouped_write"),
+    rollbackToSavepoint: db.prepare("ROLLBACK TO grouped_write"),
     activeDepth: db.prepare("SELECT active FROM queue_counters WHERE id = 1").pluck(),
     insert: db.prepare(
       `INSERT INTO messages (id, route, target, state, received_at, next_run_at, attempt, payload, headers, trace)

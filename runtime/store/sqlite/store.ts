@@ -1,7 +1,9 @@
 // The SQLite backend (the embedded default): one connection owned by this process, WAL with
-// synchronous=FULL, statements prepared once, and group commit for enqueue. better-sqlite3 is
-// synchronous, so every transaction runs to completion without interleaving; the event loop only
-// ever sees committed state.
+// synchronous=FULL, statements prepared once, and group commit for the writes of the hot paths
+// (enqueue, dequeue, ack, nack, extend, attempts): operations submitted in the same moment run in one
+// transaction, each under its own savepoint, and share one fsync. better-sqlite3 is synchronous, so
+// every transaction runs to completion without interleaving; no caller is answered before the commit
+// that holds its work, and the event loop only ever sees committed state.
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../../clock.js";
 import { activeTotal, matchesSelector, queueStatsFrom, rollupTrends, summarizeAging, topQueuedReport, type BacklogRow } from "../backlog.js";
@@ -59,6 +61,9 @@ import {
 /** Rows one prune statement deletes, so a large prune never holds the writer for long. */
 const PRUNE_CHUNK = 1000;
 
+/** One operation of a group commit; `afterCommit` registers work to run once the group is durable. */
+type GroupedWrite = (afterCommit: (hook: () => void) => void) => void;
+
 export interface SqliteStoreDeps {
   path: string;
   busyTimeoutMs: number;
@@ -74,7 +79,7 @@ export class SqliteStore implements Store {
   private readonly dynamic: StatementCache;
   private readonly ready: ReadySignal;
   private readonly settled = new SettledLeases();
-  private readonly enqueues: GroupCommitter<readonly NewMessage[]>;
+  private readonly writes: GroupCommitter<GroupedWrite>;
   private readonly clock: Clock;
   private readonly observer: StoreObserver;
   private readonly limits: StoreLimits;
@@ -88,7 +93,7 @@ export class SqliteStore implements Store {
     this.sql = prepareStatements(this.db);
     this.dynamic = new StatementCache(this.db);
     this.ready = new ReadySignal(deps.clock);
-    this.enqueues = new GroupCommitter((writes) => this.writeEnqueueGroup(writes));
+    this.writes = new GroupCommitter((group) => this.commitGroup(group));
   }
 
   onReady(listener: ReadyListener): () => void {
@@ -100,76 +105,95 @@ export class SqliteStore implements Store {
       this.assertOpen();
       validateEnqueueBatch(items);
       if (items.length === 0) return;
-      await this.enqueues.submit(items);
+      await this.inGroup((afterCommit) => {
+        const nowMs = this.clock.now();
+        this.insertBatch(items, nowMs);
+        afterCommit(() => this.ready.notifyStored(items, nowMs));
+      });
     });
   }
 
-  /** One transaction for the whole group; each caller's batch under its own SAVEPOINT. */
-  private async writeEnqueueGroup(writes: readonly PendingWrite<readonly NewMessage[]>[]): Promise<(unknown | undefined)[]> {
-    if (this.closed) throw new StoreError("closed", "the store is closed");
-    const nowMs = this.clock.now();
+  /** Inserts one caller's batch; a refusal throws, and the caller's savepoint undoes what was inserted. */
+  private insertBatch(items: readonly NewMessage[], nowMs: number): void {
     const maxDepth = positiveOrNull(this.limits.maxDepth);
+    if (maxDepth !== null) {
+      const active = this.sql.activeDepth.get() as number;
+      if (active + items.length > maxDepth) {
+        throw new StoreError("queue_full", `queue depth ${active} + ${items.length} would exceed max_depth ${maxDepth}`);
+      }
+    }
+    items.forEach((item, index) => {
+      try {
+        this.sql.insert.run(
+          item.id,
+          item.route,
+          item.target,
+          item.receivedAtMs ?? nowMs,
+          item.nextRunAtMs ?? nowMs,
+          item.payload,
+          JSON.stringify(item.headers),
+          item.trace ? JSON.stringify(item.trace) : null,
+        );
+      } catch (error) {
+        const code = (error as { code?: string }).code ?? "";
+        if (code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE") {
+          throw new StoreError("duplicate_id", `message id ${item.id} already exists`, index);
+        }
+        throw error;
+      }
+    });
+  }
+
+  /** Runs `work` in the next group transaction and resolves with its result once that transaction commits. */
+  private inGroup<R>(work: (afterCommit: (hook: () => void) => void) => R): Promise<R> {
+    let result: R;
+    return this.writes.submit((afterCommit) => void (result = work(afterCommit))).then(() => result);
+  }
+
+  /**
+   * One transaction for the whole group; each operation under its own SAVEPOINT, so one caller's
+   * refusal or failure never fails its neighbours. Hooks (wake-ups) run only after the commit.
+   */
+  private async commitGroup(group: readonly PendingWrite<GroupedWrite>[]): Promise<(unknown | undefined)[]> {
+    if (this.closed) throw new StoreError("closed", "the store is closed");
     const errors: (unknown | undefined)[] = [];
+    const hooks: (() => void)[] = [];
     const started = performance.now();
     try {
-      this.db.exec("BEGIN IMMEDIATE");
+      this.sql.begin.run();
     } catch (error) {
       if (((error as { code?: string }).code ?? "").startsWith("SQLITE_BUSY")) this.observer.sqliteEvent("busy");
-      throw sqliteStoreError(error, "enqueue");
+      throw sqliteStoreError(error, "write");
     }
     try {
-      for (const write of writes) {
-        this.db.exec("SAVEPOINT enqueue_batch");
+      for (const write of group) {
+        const own: (() => void)[] = [];
+        this.sql.savepoint.run();
         try {
-          const items = write.items;
-          if (maxDepth !== null) {
-            const active = this.sql.activeDepth.get() as number;
-            if (active + items.length > maxDepth) {
-              throw new StoreError("queue_full", `queue depth ${active} + ${items.length} would exceed max_depth ${maxDepth}`);
-            }
-          }
-          items.forEach((item, index) => {
-            try {
-              this.sql.insert.run(
-                item.id,
-                item.route,
-                item.target,
-                item.receivedAtMs ?? nowMs,
-                item.nextRunAtMs ?? nowMs,
-                item.payload,
-                JSON.stringify(item.headers),
-                item.trace ? JSON.stringify(item.trace) : null,
-              );
-            } catch (error) {
-              const code = (error as { code?: string }).code ?? "";
-              if (code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE") {
-                throw new StoreError("duplicate_id", `message id ${item.id} already exists`, index);
-              }
-              throw error;
-            }
-          });
-          this.db.exec("RELEASE enqueue_batch");
+          write.items((hook) => own.push(hook));
+          this.sql.release.run();
+          hooks.push(...own);
           errors.push(undefined);
         } catch (error) {
-          this.db.exec("ROLLBACK TO enqueue_batch");
-          this.db.exec("RELEASE enqueue_batch");
-          errors.push(error instanceof StoreError ? error : sqliteStoreError(error, "enqueue"));
+          this.sql.rollbackToSavepoint.run();
+          this.sql.release.run();
+          errors.push(error instanceof StoreError ? error : sqliteStoreError(error, "write"));
         }
       }
-      this.db.exec("COMMIT");
+      this.sql.commit.run();
       this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000);
     } catch (error) {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
       this.observer.sqliteEvent("tx_rollback");
-      throw sqliteStoreError(error, "enqueue");
+      throw sqliteStoreError(error, "write");
     }
-    this.ready.notifyStored(writes.filter((_, i) => errors[i] === undefined).flatMap((write) => write.items), nowMs);
+    for (const hook of hooks) hook();
     return errors;
   }
 
   async dequeue(request: DequeueRequest, signal?: AbortSignal): Promise<LeasedMessage[]> {
     validateDequeue(request);
-    const attempt = () => this.run("dequeue", () => this.leaseReady(request));
+    const attempt = () => this.runGrouped("dequeue", () => this.leaseReady(request));
     if (!request.maxWaitMs) return attempt();
     return longPoll({ route: request.route, maxWaitMs: request.maxWaitMs, signal, clock: this.clock, ready: this.ready }, attempt);
   }
@@ -206,7 +230,7 @@ export class SqliteStore implements Store {
   }
 
   ack(leaseIds: readonly string[], scope?: LeaseScope): Promise<LeaseOutcome> {
-    return this.run("ack", () => {
+    return this.runGrouped("ack", () => {
       if (positiveOrNull(this.limits.deliveredRetentionMs) !== null) {
         return this.settleLeases(leaseIds, scope, "ack", (ids, nowMs) => void this.sql.deliverByIds.run(nowMs, JSON.stringify(ids)));
       }
@@ -225,7 +249,7 @@ export class SqliteStore implements Store {
   }
 
   nack(leaseIds: readonly string[], how: NackOptions, scope?: LeaseScope): Promise<LeaseOutcome> {
-    return this.run("nack", () => {
+    return this.runGrouped("nack", () => {
       const nowMs = this.clock.now();
       const routes = new Set<string>();
       const outcome = this.settleLeases(leaseIds, scope, "nack", (ids, _now, rows) => {
@@ -240,7 +264,7 @@ export class SqliteStore implements Store {
   }
 
   extend(leaseIds: readonly string[], leaseTtlMs: number, scope?: LeaseScope): Promise<LeaseOutcome> {
-    return this.run("extend", () => {
+    return this.runGrouped("extend", () => {
       if (!(leaseTtlMs > 0)) throw new StoreError("invalid_argument", `lease ttl must be positive, got ${leaseTtlMs}`);
       const nowMs = this.clock.now();
       const outcome = this.settleLeases(leaseIds, scope, null, (ids) => void this.sql.extendLeases.run(nowMs + leaseTtlMs, nowMs + leaseTtlMs, JSON.stringify(ids)));
@@ -290,7 +314,7 @@ export class SqliteStore implements Store {
   }
 
   recordAttempts(attempts: readonly NewAttempt[]): Promise<void> {
-    return this.run("record_attempts", () => {
+    return this.runGrouped("record_attempts", () => {
       const nowMs = this.clock.now();
       this.write(() => {
         for (const a of attempts) {
@@ -637,6 +661,14 @@ export class SqliteStore implements Store {
 
   private assertOpen(): void {
     if (this.closed) throw new StoreError("closed", "the store is closed");
+  }
+
+  /** A hot-path write: joins the next group commit (see commitGroup). */
+  private runGrouped<T>(operation: string, work: () => T): Promise<T> {
+    return observed(this.observer, operation, async () => {
+      this.assertOpen();
+      return this.inGroup(work);
+    });
   }
 
   private run<T>(operation: string, work: () => T): Promise<T> {
