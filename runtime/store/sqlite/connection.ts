@@ -1,0 +1,132 @@
+// The one SQLite connection of a store and how it writes: group commit for the hot paths (enqueue,
+// dequeue, ack, nack, extend, attempts), where operations submitted in the same moment run in one
+// transaction, each under its own savepoint, and share one fsync; and plain immediate transactions
+// for the occasional write (lifecycle changes, pruning). better-sqlite3 is synchronous, so every
+// transaction runs to completion without interleaving; no caller is answered before the commit that
+// holds its work, and the event loop only ever sees committed state.
+import type { Clock } from "../../clock.js";
+import { GroupCommitter, type PendingWrite } from "../group-commit.js";
+import type { StoreObserver } from "../observer.js";
+import { StoreError } from "../store.js";
+import { openSqliteDb, sqliteStoreError, type SqliteDb } from "./open-db.js";
+import { prepareStatements, StatementCache, type SqliteStatements } from "./queries.js";
+
+/** Registers work to run once the group holding the current operation has committed. */
+export type AfterCommit = (hook: () => void) => void;
+
+type GroupedWrite = (afterCommit: AfterCommit) => void;
+
+export class SqliteConnection {
+  readonly db: SqliteDb;
+  readonly sql: SqliteStatements;
+  readonly dynamic: StatementCache;
+  private readonly group: GroupCommitter<GroupedWrite>;
+  private closed = false;
+
+  constructor(
+    path: string,
+    busyTimeoutMs: number,
+    readonly clock: Clock,
+    private readonly observer: StoreObserver,
+  ) {
+    this.db = openSqliteDb(path, busyTimeoutMs, clock.now());
+    this.sql = prepareStatements(this.db);
+    this.dynamic = new StatementCache(this.db);
+    this.group = new GroupCommitter((writes) => this.commitGroup(writes));
+  }
+
+  assertOpen(): void {
+    if (this.closed) throw new StoreError("closed", "the store is closed");
+  }
+
+  /** Runs `work` in the next group transaction; resolves with its result once that transaction commits. */
+  grouped<R>(work: (afterCommit: AfterCommit) => R): Promise<R> {
+    let result: R;
+    return this.group.submit((afterCommit) => void (result = work(afterCommit))).then(() => result);
+  }
+
+  /** An immediate transaction of its own (or part of the one running), reported to the observer. */
+  write<T>(work: () => T): T {
+    if (this.db.inTransaction) return work();
+    const started = performance.now();
+    try {
+      const result = this.db.transaction(work).immediate();
+      this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000);
+      return result;
+    } catch (error) {
+      this.reportBusy(error);
+      this.observer.sqliteEvent("tx_rollback");
+      throw error;
+    }
+  }
+
+  /** Returns leases that ran out to queued, so a read sees what a dequeue would. */
+  expireLeases(): void {
+    const nowMs = this.clock.now();
+    this.write(() => this.sql.expireLeases.run(nowMs));
+  }
+
+  /** A passive checkpoint keeps the WAL from growing between automatic checkpoints. */
+  checkpoint(): void {
+    const started = performance.now();
+    try {
+      this.db.pragma("wal_checkpoint(PASSIVE)");
+      this.observer.sqliteEvent("checkpoint", (performance.now() - started) / 1000);
+    } catch {
+      this.observer.sqliteEvent("checkpoint_error");
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // Let a group that is already queued commit before the connection goes away.
+    await new Promise((resolve) => setImmediate(resolve));
+    this.closed = true;
+    this.db.close();
+  }
+
+  /**
+   * One transaction for the whole group; each operation under its own SAVEPOINT, so one caller's
+   * refusal or failure never fails its neighbours. Hooks (wake-ups) run only after the commit.
+   */
+  private async commitGroup(writes: readonly PendingWrite<GroupedWrite>[]): Promise<(unknown | undefined)[]> {
+    if (this.closed) throw new StoreError("closed", "the store is closed");
+    const errors: (unknown | undefined)[] = [];
+    const hooks: (() => void)[] = [];
+    const started = performance.now();
+    try {
+      this.sql.begin.run();
+    } catch (error) {
+      this.reportBusy(error);
+      throw sqliteStoreError(error, "write");
+    }
+    try {
+      for (const write of writes) {
+        const own: (() => void)[] = [];
+        this.sql.savepoint.run();
+        try {
+          write.items((hook) => own.push(hook));
+          this.sql.release.run();
+          hooks.push(...own);
+          errors.push(undefined);
+        } catch (error) {
+          this.sql.rollbackToSavepoint.run();
+          this.sql.release.run();
+          errors.push(error instanceof StoreError ? error : sqliteStoreError(error, "write"));
+        }
+      }
+      this.sql.commit.run();
+      this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000);
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      this.observer.sqliteEvent("tx_rollback");
+      throw sqliteStoreError(error, "write");
+    }
+    for (const hook of hooks) hook();
+    return errors;
+  }
+
+  private reportBusy(error: unknown): void {
+    if (((error as { code?: string }).code ?? "").startsWith("SQLITE_BUSY")) this.observer.sqliteEvent("busy");
+  }
+}
