@@ -97,9 +97,8 @@ test("generic HMAC: valid signature 202, replayed nonce 401, bad or stale signat
   assert.is((await call(`${u.ingress}/hooks/hmac`, { body })).status, 401, "missing");
 });
 
-test("rate-limited request releases its nonce: the sender's identical retry is accepted later", async () => {
-  // Covered by the ingress handler unit path; over HTTP the limited route has no HMAC, so check
-  // 429 with Retry-After and that refused requests are not stored.
+test("route rate limit: 429 rate_limited with Retry-After past the burst; refused requests are not stored", async () => {
+  // Nonce release after a refusal is tested over HTTP in test/app/ingress-replay.test.ts.
   const statuses: number[] = [];
   let retryAfter: string | null = null;
   for (let i = 0; i < 4; i++) {

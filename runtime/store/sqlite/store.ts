@@ -428,8 +428,13 @@ export class SqliteStore implements Store {
     return this.run("queue_stats", () => {
       const nowMs = this.clock.now();
       this.expireLeases();
-      return queueStatsFrom(this.countByState(), this.queuedBuckets({}), nowMs);
+      return queueStatsFrom(this.countByState(), this.queuedBuckets({}), this.leasedByRoute(), nowMs);
     });
+  }
+
+  private leasedByRoute(): Record<string, number> {
+    const rows = this.sql.leasedByRoute.all() as { route: string; n: number }[];
+    return Object.fromEntries(rows.map((row) => [row.route, row.n]));
   }
 
   private countByState(): Record<MessageState, number> {
