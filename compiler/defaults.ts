@@ -2,6 +2,7 @@
 // these; nothing else in Spool knows a default.
 import type {
   AdaptiveBackpressure,
+  RateLimit,
   DeliverDefaults,
   EgressPolicy,
   PublishPolicy,
@@ -31,6 +32,10 @@ export const DEFAULTS = {
   pullMaxLeaseTtlMs: null as number | null,
   pullDefaultMaxWaitMs: 0,
   pullMaxWaitMs: null as number | null,
+  // reference-behaviour §1.3: no rate limit unless configured (the Pull API's limit is Spool's own,
+  // §2 row 34; the spec names only its rate_limited code).
+  ingressRateLimit: null as RateLimit | null,
+  pullRateLimit: null as RateLimit | null,
   // reference-behaviour §1.3 queue_limits
   maxDepth: 10_000,
   // reference-behaviour §1.3 defaults

@@ -59,6 +59,8 @@ export interface PullApiConfig {
   readonly maxLeaseTtlMs: number | null;
   readonly defaultMaxWaitMs: number;
   readonly maxWaitMs: number | null;
+  /** One token bucket per bearer token; null means no limit. */
+  readonly rateLimit: RateLimit | null;
   readonly tls: TlsConfig | null;
 }
 

@@ -20,7 +20,7 @@ import { metricsHandler } from "./observability/metrics-endpoint.js";
 import { createMetrics, type QueueSnapshot, type SpoolMetrics } from "./observability/metrics.js";
 import { createPullHandler } from "./pull/http.js";
 import { createPullOps } from "./pull/ops.js";
-import { buildPullState, type PullState } from "./pull/state.js";
+import { activeLeasesByPullRoute, buildPullState, pullRateLimits, type PullState } from "./pull/state.js";
 import { RateLimitRegistry } from "./ratelimit/registry.js";
 import { restartRequiredChanges } from "./reload-policy.js";
 import { storeSpecFor, type StoreLocation } from "./store-spec.js";
@@ -123,11 +123,13 @@ interface Generation {
 export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
   const clock = deps.clock ?? systemClock;
   const shutdown = new AbortController();
-  const rateLimits = new RateLimitRegistry(clock);
-  // Both outlive reloads: a reload must neither reset a rate limit nor reopen a replay window.
+  const ingressRateLimitBuckets = new RateLimitRegistry(clock);
+  const pullRateLimitBuckets = new RateLimitRegistry(clock);
+  // These outlive reloads: a reload must neither reset a rate limit nor reopen a replay window.
   const nonces = new NonceCache({ clock });
   let generation = buildGeneration(initialConfig, 1, clock.now());
-  rateLimits.apply(ingressRateLimits(initialConfig));
+  ingressRateLimitBuckets.apply(ingressRateLimits(initialConfig));
+  pullRateLimitBuckets.apply(pullRateLimits(generation.pull));
 
   const logger =
     deps.logger ??
@@ -147,7 +149,8 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       return { applied: false, reason: "restart_required", changes };
     }
     const candidate = buildGeneration(next, generation.number + 1, clock.now());
-    rateLimits.apply(ingressRateLimits(next));
+    ingressRateLimitBuckets.apply(ingressRateLimits(next));
+    pullRateLimitBuckets.apply(pullRateLimits(candidate.pull));
     generation = candidate;
     for (const service of services) {
       try {
@@ -191,7 +194,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
         depth: { queued: data.byState.queued, leased: data.byState.leased, dead: data.byState.dead },
         oldestQueuedAgeSeconds: (data.oldestQueuedAgeMs ?? 0) / 1000,
         readyLagSeconds: (data.readyLagMs ?? 0) / 1000,
-        leasesActiveByRoute: {},
+        leasesActiveByRoute: activeLeasesByPullRoute(generation.pull, data.leasedByRoute),
         memory: memory ? { itemsByState: memory.itemsByState, retainedBytesByState: memory.retainedBytesByState, retainedBytesTotal: memory.retainedBytesTotal } : undefined,
       };
     }
@@ -214,7 +217,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       clock,
       metrics,
       nonces,
-      rateLimits,
+      rateLimits: ingressRateLimitBuckets,
       logger: logger.child({ component: "ingress" }),
       backpressure: () => {
         const current = generation.config;
@@ -234,6 +237,8 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
     const pullLogger = logger.child({ component: "pull" });
     const pull = createPullHandler({
       state: () => generation.pull,
+      rateLimits: pullRateLimitBuckets,
+      metrics,
       shutdownSignal: shutdown.signal,
       ops: createPullOps({
         store: openedStore,

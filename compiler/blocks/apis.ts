@@ -14,7 +14,7 @@ export function defaultListen(address: string): ListenAddress {
 
 // ingress { listen <addr>; tls { … }; rate_limit { rps <float>; burst <int> } }
 export function compileIngress(cx: CompileContext, d: Directive | undefined): IngressConfig {
-  const out: Mutable<IngressConfig> = { listen: defaultListen(DEFAULTS.ingressListen), tls: null, rateLimit: null };
+  const out: Mutable<IngressConfig> = { listen: defaultListen(DEFAULTS.ingressListen), tls: null, rateLimit: DEFAULTS.ingressRateLimit };
   if (!d) return out;
   readBlock(cx, d, "ingress", {
     listen: listenRule(cx, "ingress listen", (v) => (out.listen = v)),
@@ -25,7 +25,7 @@ export function compileIngress(cx: CompileContext, d: Directive | undefined): In
 }
 
 // pull_api { listen; prefix; auth token <source>…; max_batch; max_lease_batch; default_lease_ttl;
-//            max_lease_ttl; default_max_wait; max_wait; tls { … } }
+//            max_lease_ttl; default_max_wait; max_wait; rate_limit { rps <float>; burst <int> }; tls { … } }
 export function compilePullApi(cx: CompileContext, d: Directive | undefined): PullApiConfig {
   const out: Mutable<PullApiConfig> = {
     listen: defaultListen(DEFAULTS.pullListen),
@@ -37,6 +37,7 @@ export function compilePullApi(cx: CompileContext, d: Directive | undefined): Pu
     maxLeaseTtlMs: DEFAULTS.pullMaxLeaseTtlMs,
     defaultMaxWaitMs: DEFAULTS.pullDefaultMaxWaitMs,
     maxWaitMs: DEFAULTS.pullMaxWaitMs,
+    rateLimit: DEFAULTS.pullRateLimit,
     tls: null,
   };
   if (!d) return out;
@@ -51,6 +52,7 @@ export function compilePullApi(cx: CompileContext, d: Directive | undefined): Pu
     max_lease_ttl: scalar.duration(cx, "max_lease_ttl", (v) => (out.maxLeaseTtlMs = v), { positive: true, allowOff: true }),
     default_max_wait: scalar.duration(cx, "default_max_wait", (v) => (out.defaultMaxWaitMs = v ?? 0)),
     max_wait: scalar.duration(cx, "max_wait", (v) => (out.maxWaitMs = v), { allowOff: true }),
+    rate_limit: { handle: (r) => (out.rateLimit = compileRateLimit(cx, r, "pull_api rate_limit") ?? null) },
     tls: { handle: (t) => (out.tls = compileTls(cx, t, "pull_api tls") ?? null) },
   });
   out.tokens = tokens;
@@ -132,11 +134,20 @@ export function compileTls(cx: CompileContext, d: Directive, where: string): Tls
 // rate_limit { rps <float>; burst <int> } — burst defaults to ceil(rps), at least 1.
 export function compileRateLimit(cx: CompileContext, d: Directive, where: string): RateLimit | undefined {
   let rps: number | undefined;
+  let rpsWritten = false;
   let burst: number | undefined;
   readBlock(cx, d, where, {
-    rps: { handle: (r) => { const a = singleArg(cx, r, "rps <number>"); const v = a && decodeNumber(cx, a, "rps", 0.001, 1e9); if (v !== undefined) rps = v; } },
+    rps: {
+      handle: (r) => {
+        rpsWritten = true;
+        const a = singleArg(cx, r, "rps <number>");
+        const v = a && decodeNumber(cx, a, "rps", 0.001, 1e9);
+        if (v !== undefined) rps = v;
+      },
+    },
     burst: scalar.int(cx, "burst", 1, 1e9, (v) => (burst = v)),
   });
-  if (rps === undefined) return d.block ? cx.error(spanOf(d), `${where}: rps is required`) : undefined;
+  // An rps that was written but invalid has its own error already.
+  if (rps === undefined) return d.block && !rpsWritten ? cx.error(spanOf(d), `${where}: rps is required`) : undefined;
   return { rps, burst: burst ?? Math.max(1, Math.ceil(rps)) };
 }

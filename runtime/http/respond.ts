@@ -1,35 +1,40 @@
 // The only writers of HTTP responses: JSON bodies, catalogue errors and empty replies.
-import type { ServerResponse } from "node:http";
-import type { Socket } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiError } from "../errors.js";
+import { discardRequestBody, LINGER_LIMITS } from "./discard.js";
 
 type Headers = Readonly<Record<string, string>>;
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Headers = {}): void {
-  const payload = Buffer.from(JSON.stringify(body));
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  res.statusCode = status;
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  res.setHeader("Content-Type", "application/json");
-  res.setHeader("Content-Length", payload.length);
-  res.end(payload);
+  const payload = prepareJson(res, status, body, headers);
+  if (payload) res.end(payload);
 }
 
 /**
- * Answers `{code, detail, item_index?}` with the error's status and headers. An error that left
- * the request body unread closes the connection after the reply, so the unread bytes are dropped
- * instead of being drained or parsed as another request.
+ * Answers `{code, detail, item_index?}` with the error's status and headers. An error that left the
+ * request body unread answers with `Connection: close` and closes in stages: the reply is written at
+ * once, then up to LINGER_LIMITS of the unread body is read and dropped before the connection
+ * closes, so a client still sending gets the reply instead of a reset. The body is never buffered.
  */
 export function sendError(res: ServerResponse, error: ApiError): void {
-  if (error.closeConnection && !res.headersSent) {
-    res.setHeader("Connection", "close");
-    const socket = res.socket;
-    if (socket) res.once("finish", () => closeAfterReply(socket));
+  const req = res.req as IncomingMessage | undefined;
+  if (!error.closeConnection || res.headersSent) {
+    sendJson(res, error.status, error.toBody(), error.headers);
+    return;
   }
-  sendJson(res, error.status, error.toBody(), error.headers);
+  res.setHeader("Connection", "close");
+  const payload = prepareJson(res, error.status, error.toBody(), error.headers);
+  if (!payload) return;
+  if (!req || req.complete) {
+    res.end(payload);
+    return;
+  }
+  // Node closes the socket as soon as a `Connection: close` reply ends, so the reply is written now
+  // and ended only after the staged read; its Content-Length tells the client it is complete.
+  res.write(payload);
+  void discardRequestBody(req, LINGER_LIMITS).then(() => {
+    if (!res.writableEnded) res.end();
+  });
 }
 
 export function sendEmpty(res: ServerResponse, status = 204, headers: Headers = {}): void {
@@ -43,13 +48,16 @@ export function sendEmpty(res: ServerResponse, status = 204, headers: Headers = 
   res.end();
 }
 
-// Half-close first so the reply reaches the client before the socket goes away; then stop reading.
-// Destroying at once can turn the unread upload into a TCP reset that discards the 413 on the
-// client side.
-function closeAfterReply(socket: Socket): void {
-  if (socket.destroyed) return;
-  socket.end();
-  const timer = setTimeout(() => socket.destroy(), 2_000);
-  timer.unref();
-  socket.once("close", () => clearTimeout(timer));
+/** Sets status and headers for a JSON reply and returns its bytes; undefined (and the socket destroyed) when a reply was already started. */
+function prepareJson(res: ServerResponse, status: number, body: unknown, headers: Headers): Buffer | undefined {
+  const payload = Buffer.from(JSON.stringify(body));
+  if (res.headersSent) {
+    res.destroy();
+    return undefined;
+  }
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader("Content-Type", "application/json");
+  res.setHeader("Content-Length", payload.length);
+  return payload;
 }

@@ -6,6 +6,7 @@ import { routeTargets } from "../../compiler/ir.js";
 import type { Clock } from "../clock.js";
 import { ApiError, apiError, retryAfterHeader } from "../errors.js";
 import { readBody, headersSize } from "../http/body.js";
+import { discardRequestBody } from "../http/discard.js";
 import { sendError, sendJson } from "../http/respond.js";
 import { newMessageId } from "../ids.js";
 import type { RuntimeLogger } from "../observability/log.js";
@@ -57,8 +58,8 @@ export function createIngressHandler(deps: IngressDeps) {
           : refuse("other", apiError("store_unavailable", "the message could not be stored", { surface: "ingress", headers: retryAfterHeader(5) }));
       if (!(thrown instanceof IngressRefusal)) deps.logger.error("ingress_failed", { path, error: thrown });
       recordIngressRejection(deps.metrics, refusal.reason, refusal.error.status);
-      // A small unread body is read and dropped so the connection stays usable (and the client is
-      // not cut off while still sending it); a large or unknown one closes the connection instead.
+      // A small unread body is read and dropped so the connection stays usable; a large or unknown
+      // one gets the reply at once and a staged close (runtime/http/respond.ts).
       if (refusal.error.closeConnection && !req.complete && (await discardSmallBody(req))) {
         refusal = refuse(refusal.reason, withoutClose(refusal.error));
       }
@@ -181,23 +182,11 @@ export function createIngressHandler(deps: IngressDeps) {
 
 const DISCARDABLE_BODY_BYTES = 64 * 1024;
 
-function discardSmallBody(req: IncomingMessage): Promise<boolean> {
+/** A small declared body is drained before the reply, so the keep-alive connection stays usable. */
+async function discardSmallBody(req: IncomingMessage): Promise<boolean> {
   const length = req.headers["content-length"];
-  if (length === undefined || !/^\d+$/.test(length) || Number(length) > DISCARDABLE_BODY_BYTES) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const done = (drained: boolean) => {
-      clearTimeout(timer);
-      req.off("end", onEnd);
-      req.off("error", onError);
-      resolve(drained);
-    };
-    const onEnd = () => done(true);
-    const onError = () => done(false);
-    const timer = setTimeout(() => done(false), 2_000);
-    req.on("end", onEnd);
-    req.on("error", onError);
-    req.resume();
-  });
+  if (length === undefined || !/^\d+$/.test(length) || Number(length) > DISCARDABLE_BODY_BYTES) return false;
+  return (await discardRequestBody(req, { maxBytes: DISCARDABLE_BODY_BYTES, maxMs: 2_000 })).ended;
 }
 
 function withoutClose(error: ApiError): ApiError {

@@ -2,11 +2,13 @@
 // method, then auth, then route, then op (reference-behaviour.md §3); bodies are strict JSON
 // (unknown fields and trailing documents are 400 invalid_body).
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { apiError } from "../errors.js";
+import { apiError, retryAfterHeader } from "../errors.js";
 import { readBody } from "../http/body.js";
 import { parseStrictJson, type BodySchema } from "../http/json.js";
 import { sendEmpty, sendJson } from "../http/respond.js";
 import { verifyBearerToken } from "../ingress/verify/index.js";
+import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.js";
+import type { RateLimitRegistry } from "../ratelimit/registry.js";
 import type { LeaseReply, PullOps } from "./ops.js";
 import type { PullRoute, PullState } from "./state.js";
 
@@ -24,6 +26,9 @@ const OPS = new Set(["dequeue", "ack", "nack", "extend"]);
 export interface PullHttpDeps {
   state(): PullState;
   ops: PullOps;
+  /** `pull_api { rate_limit }` buckets keyed by bearer token (see pullRateLimits); no bucket, no limit. */
+  rateLimits: RateLimitRegistry;
+  metrics: SpoolMetrics;
   /** Aborted when the service shuts down: open long polls answer at once with empty items. */
   shutdownSignal: AbortSignal;
 }
@@ -47,7 +52,13 @@ export function createPullHandler(deps: PullHttpDeps) {
     }
     if (!OPS.has(op)) throw apiError("not_found", `unknown Pull API operation ${JSON.stringify(op)}`, { closeConnection: true });
 
+    // Read first (bodies are small), so a refused request leaves the keep-alive connection usable.
     const body = await readBody(req, { maxBytes: MAX_PULL_BODY_BYTES });
+    const take = deps.rateLimits.get(token.token)?.take();
+    if (take && !take.ok) {
+      if (op === "dequeue") deps.metrics.pull.dequeue.inc({ route: pullRoute.route.path, status: dequeueStatusLabel(429) });
+      throw apiError("rate_limited", "pull_api rate limit exceeded for this token", { headers: retryAfterHeader(take.retryAfterSeconds) });
+    }
     if (op === "dequeue") await dequeue(req, res, pullRoute, body);
     else sendReply(res, await settle(op, pullRoute, body));
   };

@@ -1,6 +1,8 @@
-// What the Pull API derives from one config: routes by pull path and the token allowlists.
-import type { Route, SpoolConfig } from "../../compiler/ir.js";
+// What the Pull API derives from one config: routes by pull path, the token allowlists and the
+// rate-limit buckets they ask for.
+import type { RateLimit, Route, SpoolConfig } from "../../compiler/ir.js";
 import { secretValues } from "../ingress/auth-settings.js";
+import type { RateLimitSettings } from "../ratelimit/bucket.js";
 import type { PullLimits } from "./ops.js";
 
 export interface PullRoute {
@@ -15,6 +17,8 @@ export interface PullState {
   /** Every token valid for some route: a token outside it is 401, inside it but not the route's 403. */
   readonly knownTokens: readonly string[];
   readonly limits: PullLimits;
+  /** `pull_api { rate_limit }`: applied per bearer token; null means no limit. */
+  readonly rateLimit: RateLimit | null;
 }
 
 export function buildPullState(config: SpoolConfig): PullState {
@@ -32,5 +36,26 @@ export function buildPullState(config: SpoolConfig): PullState {
     routes,
     knownTokens: [...known],
     limits: { maxBatch, maxLeaseBatch, defaultLeaseTtlMs, maxLeaseTtlMs, defaultMaxWaitMs, maxWaitMs },
+    rateLimit: config.pullApi.rateLimit,
   };
+}
+
+/**
+ * One bucket per known bearer token, keyed by the token, so one worker fleet cannot use up another's
+ * allowance. A token shared by several routes has one bucket across them.
+ */
+export function pullRateLimits(state: PullState): Map<string, RateLimitSettings> {
+  const limits = new Map<string, RateLimitSettings>();
+  if (state.rateLimit) for (const token of state.knownTokens) limits.set(token, state.rateLimit);
+  return limits;
+}
+
+/**
+ * Active leases of every pull route of this config, zeros included, from the store's leased counts
+ * by route (spool_pull_lease_active). Push and exec routes lease too, but not through the Pull API.
+ */
+export function activeLeasesByPullRoute(state: PullState, leasedByRoute: Readonly<Record<string, number>>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const { route } of state.routes.values()) counts[route.path] = leasedByRoute[route.path] ?? 0;
+  return counts;
 }

@@ -1,4 +1,5 @@
-// Token bucket for ingress `rate_limit { rps F; burst N }` (reference-behaviour.md §1.4, §2 row 34).
+// Token bucket for `rate_limit { rps F; burst N }` of ingress, routes and the Pull API
+// (reference-behaviour.md §1.4, §2 row 34).
 
 export interface NowClock {
   now(): number;

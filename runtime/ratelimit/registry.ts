@@ -1,4 +1,5 @@
-// Rate-limit buckets keyed by route (plus "global" for `ingress { rate_limit }`). The registry lives
+// Rate-limit buckets by key: ingress keys them by route (plus one for `ingress { rate_limit }`), the
+// Pull API by bearer token (`pull_api { rate_limit }`), each in a registry of its own. A registry lives
 // outside the compiled config: a reload re-applies settings, and a bucket whose settings did not
 // change keeps its tokens, so a reload cannot be used to reset a limit (reference-behaviour.md §1.4).
 import { TokenBucket, type NowClock, type RateLimitSettings } from "./bucket.js";

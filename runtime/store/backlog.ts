@@ -151,8 +151,16 @@ function bucketExtremes(buckets: readonly QueuedBucket[]): { oldest: number | nu
   return { oldest, earliest };
 }
 
-/** Health statistics from the counts by state and the queued buckets every backend computes its own way. */
-export function queueStatsFrom(byState: Record<MessageState, number>, buckets: QueuedBucket[], nowMs: number): QueueStats {
+/**
+ * Health statistics from the counts by state, the queued buckets and the leased counts by route
+ * that every backend computes its own way.
+ */
+export function queueStatsFrom(
+  byState: Record<MessageState, number>,
+  buckets: QueuedBucket[],
+  leasedByRoute: Record<string, number>,
+  nowMs: number,
+): QueueStats {
   const { oldest, earliest } = bucketExtremes(buckets);
   return {
     byState,
@@ -162,6 +170,7 @@ export function queueStatsFrom(byState: Record<MessageState, number>, buckets: Q
     earliestQueuedNextRunAtMs: earliest,
     readyLagMs: earliest === null ? null : Math.max(0, nowMs - earliest),
     topQueued: sortQueuedBuckets(buckets).slice(0, HEALTH_TOP_QUEUED),
+    leasedByRoute,
   };
 }
 

@@ -209,6 +209,8 @@ export interface QueueStats {
   readyLagMs: number | null;
   /** At most 10 buckets, most queued first. */
   topQueued: QueuedBucket[];
+  /** Leased messages by route; routes without a lease are absent (spool_pull_lease_active). */
+  leasedByRoute: Record<string, number>;
 }
 
 export interface TopQueuedReport {

@@ -49,7 +49,7 @@ test("--watch applies a valid edit (rename-write), keeps serving on an invalid o
   }
 });
 
-test("SIGHUP with --pid-file reloads; the pid file holds the pid once healthy and is removed on exit", async () => {
+test("SIGHUP with --pid-file reloads routes and the pull_api rate limit; the pid file holds the pid once healthy and is removed on exit", async () => {
   const dir = join(temp.path, "hup");
   const { mkdirSync } = await import("node:fs");
   mkdirSync(dir);
@@ -63,11 +63,15 @@ test("SIGHUP with --pid-file reloads; the pid file holds the pid once healthy an
     await eventually(() => (existsSync(pidFile) ? true : undefined), 5_000, "pid file");
     assert.is(Number(readFileSync(pidFile, "utf8").trim()), proc.child.pid);
 
-    writeFileSync(config, spoolfileText(ports, `${ROUTE_A}\n${ROUTE_B}`));
+    writeFileSync(config, spoolfileText(ports, `${ROUTE_A}\n${ROUTE_B}`, { pullExtra: "; rate_limit { rps 0.01; burst 1 }" }));
     await new Promise((r) => setTimeout(r, 300));
     assert.is((await call(`${u.ingress}/hooks/b`, { body: "x" })).status, 404, "without --watch an edit is not applied");
     process.kill(proc.child.pid!, "SIGHUP");
     await eventually(async () => ((await call(`${u.ingress}/hooks/b`, { body: "x" })).status === 202 ? true : undefined), 5_000, "route b after SIGHUP");
+    // The pull rate limit came with the same reload (it is live, not restart-only): burst 1 per token.
+    assert.is((await pullCall(`${u.pull}/b`, "dequeue", "pull-token")).status, 200);
+    const limited = await pullCall(`${u.pull}/a`, "dequeue", "pull-token");
+    assert.equal([limited.status, limited.json.code, limited.headers.get("retry-after")], [429, "rate_limited", "100"]);
 
     writeFileSync(config, "this is { not a spoolfile");
     process.kill(proc.child.pid!, "SIGHUP");

@@ -1,12 +1,15 @@
+import { spawn } from "node:child_process";
 import { connect, type Socket } from "node:net";
-import { request as httpRequest } from "node:http";
+import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { apiError } from "../../runtime/errors.js";
 import { readBody, headersSize } from "../../runtime/http/body.js";
+import { LINGER_LIMITS } from "../../runtime/http/discard.js";
 import { parseListenAddress } from "../../runtime/http/address.js";
 import { sendEmpty, sendError, sendJson } from "../../runtime/http/respond.js";
 import { createHttpServer, type HttpListener, type RequestHandler } from "../../runtime/http/server.js";
+import type { UploadOutcome } from "./upload-client-child.js";
 
 const MiB = 1024 * 1024;
 
@@ -16,79 +19,87 @@ async function start(handler: RequestHandler, options = baseOptions): Promise<Ht
   return createHttpServer(handler, options).listen("127.0.0.1:0");
 }
 
-/** Sends `totalBytes` in 64 KiB chunks, stopping as soon as the server replies or the socket dies. */
-function streamUpload(port: number, totalBytes: number, withContentLength: boolean): Promise<{ status: number; body: string; sentBytes: number }> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = { "content-type": "application/octet-stream" };
-    if (withContentLength) headers["content-length"] = totalBytes;
-    const req = httpRequest({ host: "127.0.0.1", port, method: "POST", path: "/upload", headers });
-    let sentBytes = 0;
-    let replied = false;
-    const chunk = Buffer.alloc(64 * 1024, 0x61);
-    const pump = () => {
-      while (!replied && sentBytes < totalBytes) {
-        sentBytes += chunk.length;
-        if (!req.write(chunk)) {
-          req.once("drain", pump);
-          return;
-        }
-      }
-      if (!replied) req.end();
-    };
-    req.on("response", (res) => {
-      replied = true;
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (text) => (body += text));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, sentBytes }));
-    });
-    req.on("error", (error) => {
-      if (!replied) reject(error);
-    });
-    pump();
-  });
-}
+const UPLOAD_BYTES = 50 * MiB;
+// What a refused upload may cost the server: the limit, the staged close's read budget, and what
+// the parser and socket had in flight when reading stopped.
+const READ_BOUND_BYTES = MiB + LINGER_LIMITS.maxBytes + 512 * 1024;
 
-const body = suite("http body limits");
-
-body("a 10 MB upload without Content-Length is refused with 413 at a 1 MB limit without being buffered", async () => {
-  let largestBufferedBytes = 0;
+/** A server that reads bodies up to 1 MiB and remembers its sockets, to check how much they read. */
+async function startLimited(): Promise<{ listener: HttpListener; sockets: Socket[]; handled: { readerCalls: number; largestBufferedBytes: number } }> {
+  const sockets: Socket[] = [];
+  const handled = { readerCalls: 0, largestBufferedBytes: 0 };
   const listener = await start(async (req, res) => {
+    sockets.push(req.socket);
+    handled.readerCalls++;
     try {
       const bytes = await readBody(req, { maxBytes: MiB });
-      largestBufferedBytes = bytes.length;
+      handled.largestBufferedBytes = Math.max(handled.largestBufferedBytes, bytes.length);
       sendJson(res, 200, { bytes: bytes.length });
     } catch (error) {
       sendError(res, error as never);
     }
   });
-  try {
-    const reply = await streamUpload(listener.address.port, 10 * MiB, false);
-    assert.is(reply.status, 413);
-    assert.is(JSON.parse(reply.body).code, "payload_too_large");
-    assert.is(largestBufferedBytes, 0, "the handler never received a body");
-    assert.ok(reply.sentBytes < 10 * MiB, `client stopped early, sent ${reply.sentBytes}`);
-  } finally {
-    await listener.close(1_000);
+  return { listener, sockets, handled };
+}
+
+const clientScript = fileURLToPath(new URL("./upload-client-child.js", import.meta.url));
+
+/** Runs one upload from a child process (see upload-client-child.ts) and returns its outcome. */
+function uploadFromChild(port: number, totalBytes: number, framing: "content-length" | "chunked", behaviour: "stop" | "keep-sending"): Promise<UploadOutcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [clientScript, String(port), String(totalBytes), framing, behaviour], { stdio: ["ignore", "pipe", "inherit"] });
+    let output = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (text) => (output += text));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(JSON.parse(output) as UploadOutcome) : reject(new Error(`upload client exited with ${code}`))));
+  });
+}
+
+const body = suite("http body limits");
+
+body("a 50 MB upload, chunked or with Content-Length, gets its 413 payload_too_large JSON, then the connection closes; nothing is buffered", async () => {
+  for (const framing of ["chunked", "content-length"] as const) {
+    const { listener, sockets, handled } = await startLimited();
+    try {
+      const reply = await uploadFromChild(listener.address.port, UPLOAD_BYTES, framing, "stop");
+      assert.equal([reply.status, reply.error], [413, null], `${framing}: ${JSON.stringify(reply)}`);
+      assert.is(JSON.parse(reply.body!).code, "payload_too_large");
+      assert.is(reply.connection, "close");
+      assert.is(handled.largestBufferedBytes, 0, "the handler never received a body");
+      assert.not.ok(reply.finished, `client stopped early, sent ${reply.sentBytes}`);
+      assert.is(sockets.length, 1);
+      assert.ok(sockets[0].bytesRead <= READ_BOUND_BYTES, `server read ${sockets[0].bytesRead} bytes`);
+    } finally {
+      await listener.close(1_000);
+    }
+  }
+});
+
+body("a client that keeps sending after the 413 still has the reply, and is cut off after a bounded read", async () => {
+  for (const framing of ["chunked", "content-length"] as const) {
+    const { listener, sockets } = await startLimited();
+    try {
+      const result = await uploadFromChild(listener.address.port, UPLOAD_BYTES, framing, "keep-sending");
+      assert.is(result.status, 413, `${framing}: ${JSON.stringify(result)}`);
+      assert.is(result.connection, "close");
+      assert.is(JSON.parse(result.body!).code, "payload_too_large");
+      assert.not.ok(result.finished, "the server closed the connection before the upload was through");
+      assert.ok(sockets[0].bytesRead <= READ_BOUND_BYTES, `server read ${sockets[0].bytesRead} of ${result.sentBytes} bytes sent`);
+    } finally {
+      await listener.close(1_000);
+    }
   }
 });
 
 body("an over-limit Content-Length is refused before any byte is read", async () => {
-  let readerCalls = 0;
-  const listener = await start(async (req, res) => {
-    readerCalls++;
-    try {
-      await readBody(req, { maxBytes: MiB });
-      sendEmpty(res, 204);
-    } catch (error) {
-      sendError(res, error as never);
-    }
-  });
+  const { listener, handled } = await startLimited();
   try {
-    const reply = await streamUpload(listener.address.port, 10 * MiB, true);
+    const reply = await uploadFromChild(listener.address.port, UPLOAD_BYTES, "content-length", "stop");
     assert.is(reply.status, 413);
-    assert.match(reply.body, /of 10485760 bytes/);
-    assert.is(readerCalls, 1);
+    assert.match(reply.body!, /of 52428800 bytes/);
+    assert.is(handled.readerCalls, 1);
+    assert.is(handled.largestBufferedBytes, 0);
   } finally {
     await listener.close(1_000);
   }

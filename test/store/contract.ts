@@ -431,6 +431,23 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.is(stats.oldestQueuedAgeMs, 90 * SECOND);
     assert.is(stats.readyLagMs, 30 * SECOND);
     assert.equal(stats.topQueued.map((b) => [b.route, b.target, b.queued]), [["/orders", "pull", 2], ["/orders", "https://t/", 1]]);
+    assert.equal(stats.leasedByRoute, { "/leased": 1 });
+  });
+
+  it("leased counts by route follow dequeue, ack, nack and lease expiry", {}, async (store, clock) => {
+    await store.enqueue([message("a1"), message("a2"), message("a3"), message("b1", { route: "/billing" }), message("untouched", { route: "/quiet" })]);
+    assert.equal((await store.queueStats()).leasedByRoute, {});
+    const orders = await store.dequeue({ route: "/orders", batch: 3, leaseTtlMs: MINUTE });
+    const [billing] = await store.dequeue({ route: "/billing", batch: 1, leaseTtlMs: 10 * SECOND });
+    assert.equal((await store.queueStats()).leasedByRoute, { "/orders": 3, "/billing": 1 });
+    await store.ack([orders[0].leaseId]);
+    await store.nack([orders[1].leaseId], { delayMs: 0 });
+    assert.equal((await store.queueStats()).leasedByRoute, { "/orders": 1, "/billing": 1 });
+    clock.advance(11 * SECOND);
+    assert.equal((await store.queueStats()).leasedByRoute, { "/orders": 1 }, "the expired /billing lease is no longer counted");
+    await store.ack([orders[2].leaseId]);
+    assert.equal((await store.queueStats()).leasedByRoute, {});
+    assert.is(billing.route, "/billing");
   });
 
   it("backlog top_queued and oldest_queued report buckets and oldest items", {}, async (store, clock) => {

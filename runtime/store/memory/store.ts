@@ -476,8 +476,14 @@ export class MemoryStore implements Store {
     return this.run("queue_stats", () => {
       const nowMs = this.clock.now();
       this.expireLeases(nowMs);
-      return queueStatsFrom({ ...this.countByState }, this.queuedBuckets({}), nowMs);
+      return queueStatsFrom({ ...this.countByState }, this.queuedBuckets({}), this.leasedByRoute(), nowMs);
     });
+  }
+
+  private leasedByRoute(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const row of this.leases.values()) counts[row.route] = (counts[row.route] ?? 0) + 1;
+    return counts;
   }
 
   private queuedBuckets(selector: Selector): QueuedBucket[] {

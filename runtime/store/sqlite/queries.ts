@@ -111,6 +111,8 @@ export function prepareStatements(db: SqliteDb) {
       `SELECT route, target, count(*) AS queued, min(received_at) AS oldest, min(next_run_at) AS earliest
        FROM messages WHERE state = 'queued' GROUP BY route, target`,
     ),
+    // Only leased rows are visited: the lease-expiry index is partial on state = 'leased'.
+    leasedByRoute: db.prepare("SELECT route, count(*) AS n FROM messages INDEXED BY messages_lease_expiry WHERE state = 'leased' GROUP BY route"),
     insertTrendSample: db.prepare(
       "INSERT INTO trend_samples (captured_at, route, target, queued, leased, dead) VALUES (?, ?, ?, ?, ?, ?)",
     ),

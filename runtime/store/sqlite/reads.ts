@@ -81,7 +81,7 @@ export class SqliteReads {
   queueStats(): QueueStats {
     const nowMs = this.conn.clock.now();
     this.conn.expireLeases();
-    return queueStatsFrom(this.countByState(), this.queuedBuckets({}), nowMs);
+    return queueStatsFrom(this.countByState(), this.queuedBuckets({}), this.leasedByRoute(), nowMs);
   }
 
   topQueued(selector: Selector, limit: number): TopQueuedReport {
@@ -144,6 +144,11 @@ export class SqliteReads {
       rows.map((r) => ({ capturedAtMs: r.captured_at, route: r.route, target: r.target, queued: r.queued, leased: r.leased, dead: r.dead })),
       request,
     );
+  }
+
+  leasedByRoute(): Record<string, number> {
+    const rows = this.conn.sql.leasedByRoute.all() as { route: string; n: number }[];
+    return Object.fromEntries(rows.map((row) => [row.route, row.n]));
   }
 
   countByState(): Record<MessageState, number> {

@@ -1,0 +1,125 @@
+// The Pull API in-process over real HTTP: the per-token `pull_api { rate_limit }` and the
+// spool_pull_lease_active gauge read through the metrics endpoint.
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import type { RateLimit, SpoolConfig } from "../../compiler/ir.js";
+import { createApp, type SpoolApp } from "../../runtime/app.js";
+import { makeTempDir } from "../helpers/temp-dir.js";
+import { buildConfig, pullRoute, raw } from "./helpers/ir.js";
+import { call, eventually, pullCall } from "./helpers/http.js";
+
+const temp = makeTempDir("pull-api");
+let counter = 0;
+
+interface Running {
+  app: SpoolApp;
+  ingress: string;
+  pull: string;
+  metrics: string;
+}
+
+async function run(config: SpoolConfig): Promise<Running> {
+  const app = createApp(config, { version: "0.1.0", storeLocation: { sqlitePath: join(temp.path, `db-${++counter}.sqlite`) } });
+  const { addresses } = await app.start();
+  const url = (name: string) => `http://127.0.0.1:${addresses.find((a) => a.name.split("+").includes(name))!.port}`;
+  return { app, ingress: url("ingress"), pull: url("pull"), metrics: `${url("metrics")}/metrics` };
+}
+
+/** Two fleets with global tokens on /hooks/a, a third with its own token on /hooks/own; metrics on. */
+function fleets(rateLimit: RateLimit | null): SpoolConfig {
+  return buildConfig({
+    routes: [pullRoute("/hooks/a", "/a"), pullRoute("/hooks/b", "/b"), pullRoute("/hooks/own", "/own", {}, [raw("own-token")])],
+    pullTokens: ["fleet-a", "fleet-b"],
+    patch: (c) => {
+      c.pullApi = { ...c.pullApi, rateLimit };
+      c.observability = { ...c.observability, metrics: { ...c.observability.metrics, enabled: true } };
+    },
+  });
+}
+
+async function metricValue(url: string, series: string): Promise<number | undefined> {
+  const text = await (await fetch(url)).text();
+  const line = text.split("\n").find((l) => l.startsWith(series + " "));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+const test = suite("Pull API in-process");
+
+test.after(() => temp.cleanup());
+
+test("a token past its burst gets 429 rate_limited with Retry-After on every op; other tokens are unaffected", async () => {
+  const s = await run(fleets({ rps: 0.01, burst: 2 }));
+  try {
+    assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a")).status, 200);
+    assert.is((await pullCall(`${s.pull}/b`, "dequeue", "fleet-a")).status, 200, "one bucket per token, across routes");
+    const limited = await pullCall(`${s.pull}/a`, "dequeue", "fleet-a");
+    assert.is(limited.status, 429);
+    assert.equal(Object.keys(limited.json).sort(), ["code", "detail"]);
+    assert.is(limited.json.code, "rate_limited");
+    assert.type(limited.json.detail, "string");
+    // rps 0.01: the next token is 100 s away.
+    assert.is(limited.headers.get("retry-after"), "100");
+    const ack = await pullCall(`${s.pull}/a`, "ack", "fleet-a", { lease_id: "lease_0000000000000000" });
+    assert.equal([ack.status, ack.json.code], [429, "rate_limited"], "ack is limited too, before the lease is looked at");
+
+    assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-b")).status, 200, "another fleet keeps its own bucket");
+    assert.is((await pullCall(`${s.pull}/own`, "dequeue", "own-token")).status, 200, "a route token has its own bucket");
+    assert.is((await pullCall(`${s.pull}/a`, "dequeue", "not-a-token")).status, 401, "unknown tokens are refused before any bucket");
+
+    const text = await (await fetch(s.metrics)).text();
+    assert.match(text, /spool_pull_dequeue_total\{route="\/hooks\/a",status="4xx"\} 1\n/);
+    assert.match(text, /spool_pull_dequeue_total\{route="\/hooks\/a",status="200"\} 2\n/);
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("without pull_api rate_limit no request is limited", async () => {
+  const s = await run(fleets(null));
+  try {
+    for (let i = 0; i < 20; i++) assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a")).status, 200);
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("reload keeps a drained pull bucket when the limit is unchanged and starts a full one when it changes", async () => {
+  const s = await run(fleets({ rps: 0.01, burst: 1 }));
+  try {
+    assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a")).status, 200);
+    assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a")).status, 429);
+    assert.equal(s.app.reload(fleets({ rps: 0.01, burst: 1 })), { applied: true, generation: 2 });
+    assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a")).status, 429, "the bucket survived an unchanged reload");
+    assert.equal(s.app.reload(fleets({ rps: 0.01, burst: 3 })), { applied: true, generation: 3 }, "a pull rate limit reloads live");
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a")).status);
+    assert.equal(statuses, [200, 200, 200, 429], "changed settings start with a full bucket of the new burst");
+    assert.equal(s.app.reload(fleets(null)), { applied: true, generation: 4 });
+    assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a")).status, 200, "removing the limit lifts it");
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("spool_pull_lease_active shows the leased count of a route after dequeue and 0 after ack", async () => {
+  const s = await run(fleets(null));
+  const series = (route: string) => `spool_pull_lease_active{route="${route}"}`;
+  try {
+    for (const body of ["1", "2", "3"]) assert.is((await call(`${s.ingress}/hooks/a`, { body })).status, 202);
+    assert.is((await call(`${s.ingress}/hooks/b`, { body: "untouched" })).status, 202);
+    const { items } = (await pullCall(`${s.pull}/a`, "dequeue", "fleet-a", { batch: 2 })).json;
+    assert.is(items.length, 2);
+    // Queue gauges are at most 2 s stale (DECISIONS.md "Settled details"): poll until they catch up.
+    await eventually(async () => ((await metricValue(s.metrics, series("/hooks/a"))) === 2 ? true : undefined), 10_000, "2 active leases on /hooks/a");
+    assert.is(await metricValue(s.metrics, series("/hooks/b")), 0, "a pull route without leases shows 0");
+    assert.is(await metricValue(s.metrics, series("/hooks/own")), 0);
+    const acked = await pullCall(`${s.pull}/a`, "ack", "fleet-a", { lease_ids: items.map((i: { lease_id: string }) => i.lease_id) });
+    assert.equal(acked.json, { acked: 2 });
+    await eventually(async () => ((await metricValue(s.metrics, series("/hooks/a"))) === 0 ? true : undefined), 10_000, "0 active leases on /hooks/a");
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test.run();
