@@ -17,7 +17,7 @@ import { storeErrorToApi } from "./store-errors.js";
 
 export type { AdminDeps, ApplyConfigOutcome } from "./deps.js";
 export type { AuditRecord } from "./audit-record.js";
-export { computeTrendSignals, deadByReasonFromMetrics, healthTrendSignals } from "./diagnostics.js";
+export { computeTrendSignals, healthTrendSignals } from "./diagnostics.js";
 export { analyzeTrendSignals, trendSignalsJson } from "./trend-signals.js";
 
 /** Handles `path` (the request path without the admin prefix, query included); false = not an Admin path. */
