@@ -39,7 +39,7 @@ if (!dsn) {
   const schemas = new PgSchemas(dsn, "spool_e2e_admin");
   const test = suite(SUITE);
   let receiver: Awaited<ReturnType<typeof startRefusingReceiver>>;
-  let run: AdminRun;
+  let run: AdminRun | undefined;
 
   test.before(async () => {
     receiver = await startRefusingReceiver();
@@ -49,7 +49,13 @@ if (!dsn) {
       env: { SPOOL_POSTGRES_SCHEMA: schemas.next() },
     });
     run = adminRun(proc, urls(ports), receiver.url);
-    await waitHealthy(proc, run.urls.admin);
+    try {
+      await waitHealthy(proc, run.urls.admin, 30_000);
+    } catch (error) {
+      // uvu does not print a failing `before`; the error carries the process output.
+      console.error(error);
+      throw error;
+    }
   });
 
   test.after(async () => {
@@ -59,7 +65,7 @@ if (!dsn) {
     temp.cleanup();
   });
 
-  for (const [name, scenario] of SCENARIOS) test(name, () => scenario(run).then(() => undefined));
+  for (const [name, scenario] of SCENARIOS) test(name, () => scenario(run!).then(() => undefined));
 
   test.run();
 }

@@ -148,29 +148,38 @@ const CLOSED_BODY = `defaults {
 }
 `;
 
-async function spawnWith(name: string, body: string, ports: Ports): Promise<{ proc: SpoolProcess; base: ReturnType<typeof urls>; path: string }> {
+// Every process spawned, healthy or not, so `after` stops them all even when `before` failed.
+const spawned: SpoolProcess[] = [];
+
+function spawnWith(name: string, body: string, ports: Ports): { proc: SpoolProcess; base: ReturnType<typeof urls>; path: string } {
   const path = writeSpoolfile(temp.path, spoolfileText(ports, body), `Spoolfile.${name}`);
   const proc = spawnSpool(["run", "--config", path, "--db", join(temp.path, `${name}.db`)]);
+  spawned.push(proc);
   return { proc, base: urls(ports), path };
 }
 
 test.before(async () => {
-  receiver = await startRefusingReceiver();
-  mainPorts = await freePorts();
-  const [m, p, c] = await Promise.all([
-    spawnWith("main", await mainBody(receiver.url), mainPorts),
-    spawnWith("policy", POLICY_BODY, await freePorts()),
-    spawnWith("closed", CLOSED_BODY, await freePorts()),
-  ]);
-  await Promise.all([m, p, c].map((x) => waitHealthy(x.proc, x.base.admin)));
-  main = adminRun(m.proc, m.base, receiver.url);
-  mainConfigPath = m.path;
-  policy = { proc: p.proc, base: p.base, admin: adminClient(p.base.admin) };
-  closed = { proc: c.proc, base: c.base, admin: adminClient(c.base.admin) };
+  try {
+    receiver = await startRefusingReceiver();
+    mainPorts = await freePorts();
+    const m = spawnWith("main", await mainBody(receiver.url), mainPorts);
+    const p = spawnWith("policy", POLICY_BODY, await freePorts());
+    const c = spawnWith("closed", CLOSED_BODY, await freePorts());
+    // Three processes start at once on a shared machine: allow more than one process's 15 s.
+    await Promise.all([m, p, c].map((x) => waitHealthy(x.proc, x.base.admin, 45_000)));
+    main = adminRun(m.proc, m.base, receiver.url);
+    mainConfigPath = m.path;
+    policy = { proc: p.proc, base: p.base, admin: adminClient(p.base.admin) };
+    closed = { proc: c.proc, base: c.base, admin: adminClient(c.base.admin) };
+  } catch (error) {
+    // uvu does not print a failing `before`; the error carries the process output.
+    console.error(error);
+    throw error;
+  }
 });
 
 test.after(async () => {
-  await Promise.all([main?.proc, policy?.proc, closed?.proc].filter((p): p is SpoolProcess => p !== undefined).map((p) => stopSpool(p)));
+  await Promise.all(spawned.map((p) => stopSpool(p)));
   receiver?.close();
   temp.cleanup();
 });
