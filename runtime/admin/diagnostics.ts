@@ -1,7 +1,6 @@
-// Figures the app's /healthz?details=1 adds (webhook-queue.md "Health details"): the trend signals
-// and the delivery diagnostics' dead_by_reason. The Admin trends endpoint uses the same function.
+// The trend signals the app's /healthz?details=1 adds (webhook-queue.md "Health details"). The
+// Admin trends endpoint uses the same function.
 import type { TrendSignals } from "../../compiler/ir.js";
-import type { DeadReasonLabel, SpoolMetrics } from "../observability/metrics.js";
 import type { Selector, Store } from "../store/store.js";
 import { analyzeTrendSignals, type BacklogSample, type TrendSignalReport } from "./trend-signals.js";
 
@@ -24,20 +23,4 @@ export async function computeTrendSignals(store: Store, selector: Selector, conf
 /** Health details' `trend_signals {signals, operator_actions}` (signals are the active alert names). */
 export function healthTrendSignals(report: TrendSignalReport): { status: string; signals: string[]; operator_actions: unknown[] } {
   return { status: report.status, signals: [...report.activeAlerts], operator_actions: report.operatorActions };
-}
-
-export const DEAD_REASON_LABELS: readonly DeadReasonLabel[] = ["max_retries", "no_retry", "policy_denied", "unspecified", "other"];
-
-/**
- * `dead_by_reason` of the delivery diagnostics: spool_delivery_dead_by_reason_total by label, every
- * label present (zeros included) so dashboards need no special case.
- */
-export async function deadByReasonFromMetrics(metrics: Pick<SpoolMetrics, "delivery">): Promise<Record<DeadReasonLabel, number>> {
-  const counts = Object.fromEntries(DEAD_REASON_LABELS.map((label) => [label, 0])) as Record<DeadReasonLabel, number>;
-  const metric = await metrics.delivery.deadByReason.get();
-  for (const value of metric.values) {
-    const label = value.labels.reason as DeadReasonLabel | undefined;
-    if (label !== undefined && Object.hasOwn(counts, label)) counts[label] += value.value;
-  }
-  return counts;
 }

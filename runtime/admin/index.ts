@@ -17,10 +17,13 @@ import { storeErrorToApi } from "./store-errors.js";
 
 export type { AdminDeps, ApplyConfigOutcome } from "./deps.js";
 export type { AuditRecord } from "./audit-record.js";
-export { computeTrendSignals, deadByReasonFromMetrics, healthTrendSignals } from "./diagnostics.js";
+export { computeTrendSignals, healthTrendSignals } from "./diagnostics.js";
 export { analyzeTrendSignals, trendSignalsJson } from "./trend-signals.js";
 
-/** Handles `path` (the request path without the admin prefix, query included); false = not an Admin path. */
+/**
+ * Handles `path` (the request path without the admin prefix and without the query, as the
+ * listener's mounts pass it); the query is read from `req.url`. False = not an Admin path.
+ */
 export type AdminApiHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
 
 export const AUDIT_ROLE = "admin";
@@ -38,7 +41,7 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
   return async function handleAdmin(req, res, path) {
     let url: URL;
     try {
-      url = new URL(path, "http://admin.invalid");
+      url = new URL(path + querySuffix(req.url), "http://admin.invalid");
     } catch {
       return false;
     }
@@ -112,6 +115,12 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
       deps.audit(record);
     }
   };
+}
+
+/** `?…` of a request target, or "" (the mounts strip the query from the path they pass on). */
+function querySuffix(target: string | undefined): string {
+  const question = target?.indexOf("?") ?? -1;
+  return question < 0 ? "" : target!.slice(question);
 }
 
 /** `sha256:<hex>` over method, path with query, and body: equal requests hash equal. */

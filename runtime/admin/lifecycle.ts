@@ -6,8 +6,7 @@ import { apiError } from "../errors.js";
 import type { AuditScope } from "./audit-record.js";
 import { DEFAULT_LIST_LIMIT, QueryReader, parseRfc3339Ms } from "./params.js";
 import type { AdminRequest, MutationHandler } from "./request.js";
-import { SCOPED_SELECTOR_FIELDS } from "./queue-reads.js";
-import { chooseSelector, enforceManagedSelector, requireEndpoint, selectedRoute, type ManagedEndpoint } from "./selectors.js";
+import { SCOPED_SELECTOR_FIELDS, chooseSelector, enforceManagedSelector, requireEndpoint, selectedRoute, type ManagedEndpoint } from "./selectors.js";
 
 const IDS_SCHEMA = { ids: { type: "string[]", required: true } } as const;
 
@@ -85,7 +84,7 @@ export function scopedFilterMutation(op: FilterOp): MutationHandler {
       refuseQuery(request);
       const body = parseStrictJson(await request.body(), GLOBAL_FILTER_SCHEMA);
       for (const field of ["route", "application", "endpoint_name"] as const) {
-        if (body[field] !== undefined) throw apiError("invalid_body", SCOPED_SELECTOR_FIELDS[field]);
+        if (body[field] !== undefined) throw apiError("selector_scope_forbidden", SCOPED_SELECTOR_FIELDS[field]);
       }
       const filter = decodeFilter(op, body);
       const endpoint = requireEndpoint(request.config, request.params.application, request.params.endpoint_name);

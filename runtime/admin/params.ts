@@ -46,12 +46,12 @@ export class QueryReader {
   constructor(
     private readonly params: URLSearchParams,
     allowed: readonly string[],
-    /** Names refused with a specific reason (endpoint-scoped paths reject selector fields). */
+    /** Names refused with 400 selector_scope_forbidden and the given detail (endpoint-scoped paths reject selector fields). */
     forbidden: Readonly<Record<string, string>> = {},
   ) {
     const seen = new Set<string>();
     for (const name of params.keys()) {
-      if (Object.hasOwn(forbidden, name)) throw invalidQuery(forbidden[name]);
+      if (Object.hasOwn(forbidden, name)) throw apiError("selector_scope_forbidden", forbidden[name]);
       if (!allowed.includes(name)) throw invalidQuery(`unknown query parameter ${JSON.stringify(name)}`);
       if (seen.has(name)) throw invalidQuery(`query parameter ${JSON.stringify(name)} given more than once`);
       seen.add(name);

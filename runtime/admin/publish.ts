@@ -12,9 +12,9 @@ import { MAX_ENQUEUE_BATCH, type NewMessage } from "../store/store.js";
 import type { AuditScope } from "./audit-record.js";
 import type { AdminDeps } from "./deps.js";
 import { refuseQuery } from "./lifecycle.js";
-import { buildMessage, resolveTarget, type PublishItemInput } from "./publish-item.js";
+import { buildMessage, resolveTarget } from "./publish-item.js";
 import type { AdminRequest, MutationHandler, MutationResult } from "./request.js";
-import { findRoute, isLabelled, requireEndpoint } from "./selectors.js";
+import { SCOPED_SELECTOR_FIELDS, findRoute, isLabelled, requireEndpoint } from "./selectors.js";
 import { storeErrorToApi } from "./store-errors.js";
 
 const ITEM_FIELDS = {
@@ -27,13 +27,26 @@ const ITEM_FIELDS = {
 const GLOBAL_SCHEMA = {
   items: { type: "object[]", required: true, of: { ...ITEM_FIELDS, route: { type: "string" }, target: { type: "string" } } },
 } as const;
-// Scoped items carry only id, payload_b64 and headers (spec "Publish item"): the strict parse
-// refuses route, target, application and endpoint_name as unknown fields.
+// Scoped items carry only id, payload_b64 and headers (spec "Publish item"). The selector fields
+// are parsed only to be refused with selector_scope_forbidden naming the item: the path decides
+// route and target. Anything else is an unknown field (invalid_body).
+const SCOPED_ITEM_SELECTORS = {
+  ...SCOPED_SELECTOR_FIELDS,
+  target: "target is resolved from the endpoint's route and may not be given",
+} as const;
 const SCOPED_SCHEMA = {
   items: {
     type: "object[]",
     required: true,
-    of: { id: ITEM_FIELDS.id, payload_b64: ITEM_FIELDS.payload_b64, headers: ITEM_FIELDS.headers },
+    of: {
+      id: ITEM_FIELDS.id,
+      payload_b64: ITEM_FIELDS.payload_b64,
+      headers: ITEM_FIELDS.headers,
+      route: { type: "string" },
+      target: { type: "string" },
+      application: { type: "string" },
+      endpoint_name: { type: "string" },
+    },
   },
 } as const;
 
@@ -74,11 +87,20 @@ export function scopedPublish(): MutationHandler {
       const { items } = parseStrictJson(await request.body(), SCOPED_SCHEMA);
       checkBatchSize(items.length);
       const nowMs = request.deps.clock.now();
-      const messages = items.map((item: PublishItemInput, index) => buildMessage(item, route, resolveTarget(route, undefined, index), index, nowMs));
+      const messages = items.map((item, index) => {
+        refuseSelectorFields(item, index);
+        return buildMessage(item, route, resolveTarget(route, undefined, index), index, nowMs);
+      });
       const scope = { application: endpoint.application, endpoint_name: endpoint.endpointName, route: route.path };
       return publishBatch(request.deps, messages, "managed", scope);
     },
   };
+}
+
+function refuseSelectorFields(item: Record<string, unknown>, itemIndex: number): void {
+  for (const [field, detail] of Object.entries(SCOPED_ITEM_SELECTORS)) {
+    if (item[field] !== undefined) throw apiError("selector_scope_forbidden", detail, { itemIndex });
+  }
 }
 
 function checkBatchSize(count: number): void {
@@ -152,6 +174,7 @@ const POLICY_CODES = new Set([
   "route_publish_disabled",
   "scoped_publish_disabled",
   "scoped_publish_required",
+  "selector_scope_forbidden",
   "pull_route_publish_disabled",
   "deliver_route_publish_disabled",
   "audit_reason_required",

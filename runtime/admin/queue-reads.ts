@@ -3,7 +3,7 @@
 import type { AttemptOutcome, MessageFilter, MessageState } from "../store/store.js";
 import { QueryReader, invalidQuery } from "./params.js";
 import type { AdminRequest } from "./request.js";
-import { chooseSelector, requireEndpoint, selectedRoute } from "./selectors.js";
+import { SCOPED_SELECTOR_FIELDS, chooseSelector, requireEndpoint, selectedRoute } from "./selectors.js";
 import { attemptItem, deadLetterItem, messageItem } from "./views.js";
 
 const INCLUDE_FLAGS = ["include_payload", "include_headers", "include_trace"] as const;
@@ -12,13 +12,6 @@ const SCOPED_MESSAGE_QUERY = ["target", "state", "limit", "before", ...INCLUDE_F
 const DLQ_QUERY = ["route", "target", "limit", "before", ...INCLUDE_FLAGS];
 const ATTEMPT_QUERY = ["route", "application", "endpoint_name", "target", "event_id", "outcome", "limit", "before"];
 const ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = ["acked", "retry", "dead"];
-
-/** The URL path is authoritative on scoped paths; a selector in the query is refused (clarification 46). */
-export const SCOPED_SELECTOR_FIELDS: Readonly<Record<string, string>> = {
-  route: "route is set by the endpoint path and may not be given",
-  application: "application is set by the endpoint path and may not be given",
-  endpoint_name: "endpoint_name is set by the endpoint path and may not be given",
-};
 
 export async function listMessages(request: AdminRequest): Promise<unknown> {
   const query = new QueryReader(request.query, MESSAGE_QUERY);

@@ -4,6 +4,16 @@
 import type { Route, SpoolConfig } from "../../compiler/ir.js";
 import { apiError } from "../errors.js";
 
+/**
+ * On endpoint-scoped paths the URL path is the selector: these fields in a query or body are
+ * refused with 400 selector_scope_forbidden (clarification 46; reference-behaviour §2 row 31).
+ */
+export const SCOPED_SELECTOR_FIELDS = {
+  route: "route is set by the endpoint path and may not be given",
+  application: "application is set by the endpoint path and may not be given",
+  endpoint_name: "endpoint_name is set by the endpoint path and may not be given",
+} as const satisfies Readonly<Record<string, string>>;
+
 export interface ManagedEndpoint {
   application: string;
   endpointName: string;

@@ -3,7 +3,7 @@
 // reload, stop it before the store closes.
 import type { SpoolConfig } from "../../compiler/ir.js";
 import type { Clock } from "../clock.js";
-import { deadReasonLabel, type SpoolMetrics } from "../observability/metrics.js";
+import { recordDead, type SpoolMetrics } from "../observability/metrics.js";
 import type { RuntimeLogger } from "../observability/log.js";
 import type { Store } from "../store/store.js";
 import { createDispatcher, type AttemptEvent, type DeliveryDispatcher, type DispatcherDeps, type StopReport } from "./dispatcher.js";
@@ -56,10 +56,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): DeliveryServic
     metrics.attempts.inc();
     if (event.outcome === "acked") metrics.acked.inc();
     else if (event.outcome === "retry") metrics.retry.inc();
-    else {
-      metrics.dead.inc();
-      metrics.deadByReason.inc({ reason: deadReasonLabel(event.deadReason) });
-    }
+    else recordDead(metrics, event.deadReason);
   }
 
   function logAttempt(event: AttemptEvent): void {

@@ -1,8 +1,8 @@
 // The body of GET /healthz?details=1 (webhook-queue.md "Health details", reference-behaviour.md
-// §2 row 35): queue diagnostics from the cached stats, ingress counters, the memory store's
-// footprint, and the config generation so deploy tooling can confirm a reload.
+// §2 row 35): queue diagnostics from the cached stats, ingress and delivery counters, the memory
+// store's footprint, and the config generation so deploy tooling can confirm a reload.
 import type { MemoryStoreStats, QueueStats, QueuedBucket } from "../store/store.js";
-import type { SpoolMetrics } from "../observability/metrics.js";
+import { DEAD_REASON_LABELS, type DeadReasonLabel, type SpoolMetrics } from "../observability/metrics.js";
 
 export interface TrendSignalsView {
   signals: unknown[];
@@ -31,6 +31,7 @@ export async function healthDetails(inputs: HealthInputs): Promise<{ ok: boolean
   const diagnostics: Record<string, unknown> = {
     queue: inputs.queue.ok ? queueDiagnostics(inputs.queue.stats, inputs.nowMs, inputs.trendSignals) : { ok: false, error: inputs.queue.error },
     ingress: await ingressDiagnostics(inputs.metrics),
+    delivery: await deliveryDiagnostics(inputs.metrics),
     config: { generation: inputs.config.generation, loaded_at: iso(inputs.config.loadedAtMs) },
   };
   if (inputs.memory) diagnostics.store = memoryDiagnostics(inputs.memory);
@@ -81,6 +82,30 @@ async function ingressDiagnostics(metrics: SpoolMetrics): Promise<Record<string,
     adaptive_backpressure_applied_total: await counterTotal(metrics.ingress.adaptiveBackpressureApplied),
     adaptive_backpressure_by_reason: backpressureByReason,
   };
+}
+
+async function deliveryDiagnostics(metrics: SpoolMetrics): Promise<Record<string, unknown>> {
+  const { delivery } = metrics;
+  return {
+    attempts_total: await counterTotal(delivery.attempts),
+    acked_total: await counterTotal(delivery.acked),
+    retry_total: await counterTotal(delivery.retry),
+    dead_total: await counterTotal(delivery.dead),
+    dead_by_reason: await deadByReason(metrics),
+  };
+}
+
+/**
+ * spool_delivery_dead_by_reason_total by label, every label present (zeros included) so dashboards
+ * need no special case.
+ */
+export async function deadByReason(metrics: Pick<SpoolMetrics, "delivery">): Promise<Record<DeadReasonLabel, number>> {
+  const counts = Object.fromEntries(DEAD_REASON_LABELS.map((label) => [label, 0])) as Record<DeadReasonLabel, number>;
+  for (const value of (await metrics.delivery.deadByReason.get()).values) {
+    const label = value.labels.reason as DeadReasonLabel | undefined;
+    if (label !== undefined && Object.hasOwn(counts, label)) counts[label] += value.value;
+  }
+  return counts;
 }
 
 function memoryDiagnostics(memory: MemoryStoreStats): Record<string, unknown> {

@@ -115,8 +115,8 @@ export function createMetrics(options: MetricsOptions) {
     attempts: counter("spool_delivery_attempts_total", "Push and exec delivery attempts."),
     acked: counter("spool_delivery_acked_total", "Deliveries acknowledged (2xx or exit 0)."),
     retry: counter("spool_delivery_retry_total", "Deliveries scheduled for retry."),
-    dead: counter("spool_delivery_dead_total", "Deliveries moved to the dead-letter queue."),
-    deadByReason: counter("spool_delivery_dead_by_reason_total", "Dead deliveries by normalised reason.", ["reason"]),
+    dead: counter("spool_delivery_dead_total", "Messages moved to the dead-letter queue by a push/exec attempt or a Pull nack with dead."),
+    deadByReason: counter("spool_delivery_dead_by_reason_total", "Messages moved to the dead-letter queue, by normalised reason.", ["reason"]),
   };
 
   const pull = {
@@ -237,7 +237,16 @@ export function dequeueStatusLabel(status: number): string {
   return status >= 500 ? "5xx" : "4xx";
 }
 
-export type DeadReasonLabel = "max_retries" | "no_retry" | "policy_denied" | "unspecified" | "other";
+/** The `reason` label values of spool_delivery_dead_by_reason_total (webhook-queue.md "Metrics"). */
+export const DEAD_REASON_LABELS = ["max_retries", "no_retry", "policy_denied", "unspecified", "other"] as const;
+export type DeadReasonLabel = (typeof DEAD_REASON_LABELS)[number];
+
+/** Counts `count` messages moved to the DLQ with `reason` in spool_delivery_dead_total and the by-reason family. */
+export function recordDead(delivery: SpoolMetrics["delivery"], reason: string | undefined | null, count = 1): void {
+  if (count <= 0) return;
+  delivery.dead.inc(count);
+  delivery.deadByReason.inc({ reason: deadReasonLabel(reason) }, count);
+}
 
 /** Free-text dead reasons folded to the spec's label values, so the label set stays bounded. */
 export function deadReasonLabel(reason: string | undefined | null): DeadReasonLabel {

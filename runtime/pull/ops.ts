@@ -4,7 +4,7 @@
 import type { PullApiConfig } from "../../compiler/ir.js";
 import type { Clock } from "../clock.js";
 import { apiError, type ApiError } from "../errors.js";
-import type { SpoolMetrics } from "../observability/metrics.js";
+import { recordDead, type SpoolMetrics } from "../observability/metrics.js";
 import { MAX_DEQUEUE_BATCH, type LeaseOutcome, type LeasedMessage, type Store } from "../store/store.js";
 
 /** The Pull API limits of the IR, as compiled (webhook-queue.md "Limits"). */
@@ -100,6 +100,9 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
       const how = request.dead ? { dead: true as const, reason: request.reason ?? null } : { delayMs: Math.max(0, request.delayMs ?? 0) };
       const outcome = await settle("nack", () => store.nack(leaseIds, how, { route }));
       metrics.pull.nacked.inc({ route }, outcome.settled.length);
+      // A worker's dead letter counts like a delivery's, under the nack reason (webhook-queue.md
+      // "Health details": dead_by_reason; "unspecified" and "other" are the worker's labels).
+      if (request.dead) recordDead(metrics.delivery, request.reason, outcome.settled.length);
       countConflicts(route, outcome, metrics.pull.nackConflict);
       if (outcome.conflicts.length > 0) throw conflict(outcome, "succeeded");
       return single ? { status: 204 } : { status: 200, body: { succeeded: outcome.settled.length } };

@@ -1,7 +1,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { computeTrendSignals, deadByReasonFromMetrics, healthTrendSignals } from "../../runtime/admin/index.js";
-import { deadReasonLabel } from "../../runtime/observability/metrics.js";
+import { computeTrendSignals, healthTrendSignals } from "../../runtime/admin/index.js";
+import { deadByReason } from "../../runtime/health/details.js";
+import { recordDead } from "../../runtime/observability/metrics.js";
 import { buildConfig, DEFAULT_TREND_SIGNALS, pullRoute } from "./ir-builder.js";
 import { message, startHarness, type Harness } from "./harness.js";
 
@@ -13,10 +14,9 @@ diagnostics.before.each(async (context) => {
 diagnostics.after.each(async ({ h }) => h.close());
 
 diagnostics("dead_by_reason reports every normalised label, zeros included", async ({ h }) => {
-  for (const reason of ["max_retries", "max_retries", "no_retry", "upstream said no", null]) {
-    h.metrics.delivery.deadByReason.inc({ reason: deadReasonLabel(reason) });
-  }
-  assert.equal(await deadByReasonFromMetrics(h.metrics), { max_retries: 2, no_retry: 1, policy_denied: 0, unspecified: 1, other: 1 });
+  for (const reason of ["max_retries", "max_retries", "no_retry", "upstream said no", null]) recordDead(h.metrics.delivery, reason);
+  assert.is((await h.metrics.delivery.dead.get()).values[0].value, 5, "dead_total counts every reason");
+  assert.equal(await deadByReason(h.metrics), { max_retries: 2, no_retry: 1, policy_denied: 0, unspecified: 1, other: 1 });
 });
 
 diagnostics("trend signals read the store's samples of the signal window for the selected routes", async ({ h }) => {

@@ -7,6 +7,7 @@ import { createAdminApi, type AuditRecord, type ApplyConfigOutcome } from "../..
 import { TestClock } from "../../runtime/clock.js";
 import { apiError } from "../../runtime/errors.js";
 import { sendError } from "../../runtime/http/respond.js";
+import { requestPath } from "../../runtime/listeners.js";
 import { createMetrics, type SpoolMetrics } from "../../runtime/observability/metrics.js";
 import { openStore } from "../../runtime/store/open.js";
 import type { NewMessage, Store } from "../../runtime/store/store.js";
@@ -113,7 +114,8 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     onUnexpectedError: (error) => unexpected.push(error),
   });
   server = createServer((req, res) => {
-    handle(req, res, req.url ?? "/").then(
+    // As the app's listener mounts do: the path without its query (the handler reads req.url's).
+    handle(req, res, requestPath(req.url ?? "/")).then(
       (handled) => {
         if (!handled) sendError(res, apiError("not_found", `no admin endpoint ${req.url}`));
       },

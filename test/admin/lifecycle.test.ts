@@ -208,13 +208,13 @@ for (const backend of ["sqlite", "memory"] as Backend[]) {
     assert.equal(await states(h, ["b1", "b2", "o1", "u1"]), { b1: "canceled", b2: "canceled", o1: "queued", u1: "queued" });
   });
 
-  filters("endpoint-scoped filters use the path and refuse selector fields in the body", async ({ h }) => {
+  filters("endpoint-scoped filters use the path and refuse selector fields in the body with selector_scope_forbidden", async ({ h }) => {
     const preview = await h.request("POST", "/applications/shop/endpoints/billing/messages/cancel_by_filter", { body: { preview_only: true } });
     assert.equal([preview.body.matched, preview.body.changed, preview.body.preview_only], [2, 0, true]);
     for (const body of [{ route: "/orders" }, { application: "shop" }, { endpoint_name: "billing" }]) {
       const refused = await h.request("POST", "/applications/shop/endpoints/billing/messages/cancel_by_filter", { body });
       assert.is(refused.status, 400);
-      assert.is(refused.body.code, "invalid_body");
+      assert.is(refused.body.code, "selector_scope_forbidden");
     }
     const missing = await h.request("POST", "/applications/shop/endpoints/nope/messages/requeue_by_filter", { body: {} });
     assert.is(missing.status, 404);

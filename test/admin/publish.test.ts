@@ -170,15 +170,18 @@ for (const backend of ["sqlite", "memory"] as Backend[]) {
       ["/applications/shop/endpoints/nomanaged/messages/publish", [ok], 403, "scoped_publish_disabled"],
       ["/applications/shop/endpoints/off/messages/publish", [ok], 403, "route_publish_disabled"],
       ["/applications/shop/endpoints/multi/messages/publish", [ok], 400, "target_unresolvable"],
-      ["/applications/shop/endpoints/billing/messages/publish", [{ ...ok, route: "/billing" }], 400, "invalid_body"],
-      ["/applications/shop/endpoints/billing/messages/publish", [{ ...ok, target: "pull" }], 400, "invalid_body"],
-      ["/applications/shop/endpoints/billing/messages/publish", [{ ...ok, endpoint_name: "billing" }], 400, "invalid_body"],
+      ["/applications/shop/endpoints/billing/messages/publish", [{ ...ok, route: "/billing" }], 400, "selector_scope_forbidden"],
+      ["/applications/shop/endpoints/billing/messages/publish", [{ ...ok, target: "pull" }], 400, "selector_scope_forbidden"],
+      ["/applications/shop/endpoints/billing/messages/publish", [{ ...ok, endpoint_name: "billing" }], 400, "selector_scope_forbidden"],
+      ["/applications/shop/endpoints/billing/messages/publish", [{ ...ok, received_at: "2024-01-01T00:00:00Z" }], 400, "invalid_body"],
     ];
     for (const [path, items, status, code] of cases) {
       const reply = await h.request("POST", path, { body: { items } });
       assert.is(reply.status, status, `${path} ${code}`);
       assert.is(reply.body.code, code, `${path} ${code}`);
     }
+    const second = await h.request("POST", "/applications/shop/endpoints/billing/messages/publish", { body: { items: [ok, { ...ok, id: "y", route: "/billing" }] } });
+    assert.equal([second.status, second.body.code, second.body.item_index], [400, "selector_scope_forbidden", 1], "the offending item is named");
     assert.equal(await storedIds(h), []);
     await h.close();
     const off = await start(context, { managed: false });

@@ -60,14 +60,14 @@ for (const backend of ["sqlite", "memory"] as Backend[]) {
     assert.is(missing.body.code, "managed_endpoint_not_found");
   });
 
-  reads("endpoint-scoped GET messages lists its route and refuses selector fields", async ({ h }) => {
+  reads("endpoint-scoped GET messages lists its route and refuses selector fields with selector_scope_forbidden", async ({ h }) => {
     const reply = await h.request("GET", "/applications/shop/endpoints/billing/messages?state=queued");
     assert.is(reply.status, 200);
     assert.equal(reply.body.items.map((i: any) => i.id), ["b-1"]);
     for (const query of ["route=/orders", "application=shop", "endpoint_name=billing"]) {
       const refused = await h.request("GET", `/applications/shop/endpoints/billing/messages?${query}`);
       assert.is(refused.status, 400, query);
-      assert.is(refused.body.code, "invalid_query");
+      assert.is(refused.body.code, "selector_scope_forbidden");
     }
     const unknown = await h.request("GET", "/applications/shop/endpoints/nope/messages");
     assert.is(unknown.status, 404);

@@ -163,7 +163,7 @@ test("Pull API bodies are strict: unknown fields, trailing JSON, bad durations a
   }
 });
 
-test("batch ack reports conflicts with the acked count; nack dead and extend work per lease", async () => {
+test("batch ack reports conflicts with the acked count; nack dead (counted by reason in health details) and extend work per lease", async () => {
   const s = await run(basic());
   try {
     for (let i = 0; i < 3; i++) assert.is((await call(`${s.ingress}/hooks/a`, { body: `m${i}` })).status, 202);
@@ -189,6 +189,9 @@ test("batch ack reports conflicts with the acked count; nack dead and extend wor
     const [view] = await s.app.context.store.getMessages([items[1].id]);
     assert.is(view.state, "dead");
     assert.is(view.deadReason, "bad payload");
+    const details = await call(`${s.admin}/healthz?details=1`, { method: "GET", headers: bearer("admin-token") });
+    assert.equal(details.json.diagnostics.delivery.dead_by_reason, { max_retries: 0, no_retry: 0, policy_denied: 0, unspecified: 0, other: 2 }, "a worker's dead letters count by reason");
+    assert.is(details.json.diagnostics.delivery.dead_total, 2);
   } finally {
     await s.app.stop();
   }

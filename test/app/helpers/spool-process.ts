@@ -55,13 +55,12 @@ export function spawnSpool(args: readonly string[], options: { cwd?: string; env
   };
 }
 
-/** Polls GET {adminBase}/healthz until it answers 200, failing early if the process exits. */
+/** Polls GET {adminBase}/healthz until it answers 200, failing at once if the process exits. */
 export async function waitHealthy(proc: SpoolProcess, adminBase: string, timeoutMs = 15_000): Promise<void> {
-  let ended = false;
-  void proc.exited.then(() => (ended = true));
-  await eventually(
+  let stopPolling = false;
+  const healthy = eventually(
     async () => {
-      if (ended) throw new Error(`spool exited before becoming healthy:\n${proc.output()}`);
+      if (stopPolling) return false;
       const response = await fetch(`${adminBase}/healthz`);
       await response.text();
       return response.status === 200 ? true : undefined;
@@ -71,6 +70,17 @@ export async function waitHealthy(proc: SpoolProcess, adminBase: string, timeout
   ).catch((error: Error) => {
     throw new Error(`${error.message}\n--- spool output ---\n${proc.output()}`);
   });
+  // `eventually` retries a probe that throws, so an exit is raced rather than thrown from the probe.
+  const exited = proc.exited.then(({ code, signal }) => {
+    throw new Error(`spool exited (${signal ?? code}) before becoming healthy:\n${proc.output()}`);
+  });
+  try {
+    await Promise.race([healthy, exited]);
+  } finally {
+    stopPolling = true;
+    exited.catch(() => {});
+    healthy.catch(() => {});
+  }
 }
 
 /** Stops the process with SIGTERM (SIGKILL after 12 s) and waits for it to end. */
