@@ -1,7 +1,7 @@
 // Which config changes a running instance can take (reference-behaviour.md §2 row 38): routes,
 // auth, rate limits (ingress, route and pull_api), labels, pull tokens and limits, admin tokens and
 // defaults are live; listeners, prefixes, TLS, the backend, queue limits and retention (the store was
-// opened with them) and observability outputs need a restart, and a reload that changes any of them
+// opened with them, and samples trends every expected_capture_interval) and observability outputs need a restart, and a reload that changes any of them
 // is refused whole. Unlike the reference, pull limits (max_batch, lease TTLs, waits) are live: the
 // Pull API reads them per request, so nothing holds the old values (README "Decisions").
 import type { SpoolConfig } from "../compiler/ir.js";
@@ -22,6 +22,7 @@ const RESTART_REQUIRED: readonly [name: string, pick: (c: SpoolConfig) => unknow
   ["queue.backend", (c) => c.backend],
   ["queue_limits", (c) => c.queueLimits],
   ["retention", (c) => c.retention],
+  ["defaults.trend_signals.expected_capture_interval", (c) => c.defaults.trendSignals.expectedCaptureIntervalMs],
 ];
 
 /** The names of the restart-only settings that differ; empty when the reload can be applied live. */

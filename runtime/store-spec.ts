@@ -9,8 +9,11 @@ export interface StoreLocation {
   postgresSchema?: string;
 }
 
-/** Trend samples (backlog trends) every minute, kept 30 days (reference-behaviour.md §2 row 27). */
-const TREND_SAMPLE_INTERVAL_MS = 60_000;
+/**
+ * Trend samples are kept 30 days (reference-behaviour.md §2 row 27) and captured every
+ * `defaults.trend_signals.expected_capture_interval` (default 1m, the reference's fixed interval),
+ * so the sampling_stale signal measures the sampler it expects.
+ */
 const TREND_RETENTION_MS = 30 * 86_400_000;
 // The memory backend must refuse with memory_pressure before the process runs out of heap
 // (spec "Metrics"; DECISIONS.md "Storage"). The Spoolfile has no knob for it, so the guard is
@@ -35,6 +38,6 @@ export function storeSpecFor(config: SpoolConfig, location: StoreLocation): Stor
     memoryMaxRetainedBytes: config.backend === "memory" ? Math.floor(getHeapStatistics().heap_size_limit * MEMORY_HEAP_SHARE) : null,
     memoryMaxRetainedItems: null,
     pruneIntervalMs: retention.queue.pruneIntervalMs,
-    trendSampleIntervalMs: TREND_SAMPLE_INTERVAL_MS,
+    trendSampleIntervalMs: config.defaults.trendSignals.expectedCaptureIntervalMs,
   };
 }
