@@ -6,7 +6,8 @@
 //   drain:   4 workers, dequeue batch 32 + batch ack over the Pull API, until the queue is empty (or
 //            a cap). Reference: the same lease/settle transactions issued straight to SQLite.
 //            Target ≥ 25k msg/s.
-// Run: node dist/test/bench/ingress.bench.js   (SPOOL_BENCH_SECONDS to change the ingress duration)
+// Run: node dist/test/bench/ingress.bench.js   (SPOOL_BENCH_SECONDS to change the ingress duration;
+// SPOOL_BENCH_PART=ingress skips the drain part)
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -21,6 +22,8 @@ import { Pool } from "undici";
 const BODY = JSON.stringify({ event: "bench", data: "x".repeat(1024 - 32) }).slice(0, 1024);
 const CONNECTIONS = 50;
 const SECONDS = Number(process.env.SPOOL_BENCH_SECONDS ?? 8);
+/** SPOOL_BENCH_PART=ingress or =drain runs only that part (the drain part drains what ingress stored). */
+const PART = process.env.SPOOL_BENCH_PART ?? "all";
 const DRAIN_CAP = 60_000;
 const CLI = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
 
@@ -62,6 +65,7 @@ async function main(): Promise<void> {
     console.log(`ingress spool run (SQLite):                                         ${fmt(spoolResult.rps)} req/s, p99 ${spoolResult.p99Ms} ms, non-2xx ${spoolResult.non2xx}`);
     console.log(`ingress ratio spool/reference: ${ratio.toFixed(2)} (target ≥ 0.80), p99 ${spoolResult.p99Ms} ms (target ≤ 25 ms)`);
 
+    if (PART === "ingress") return;
     const drained = await drainSpool(`http://127.0.0.1:${pullPort}`);
     const refDrained = drainReference(referenceDb);
     console.log(`drain reference (direct SQLite lease + delete, batch 32): ${fmt(refDrained.perSecond)} msg/s over ${refDrained.messages} messages`);
