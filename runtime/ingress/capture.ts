@@ -6,26 +6,45 @@ import type { IncomingMessage } from "node:http";
 // every consumer and push target.
 const NEVER_STORED = new Set(["authorization", "proxy-authorization", "cookie"]);
 
+// Stored names by the name as sent. Senders repeat a few spellings, so the lower-casing and
+// canonicalising are done once per spelling; bounded, so invented names cannot grow it without end.
+const STORED_NAME_CACHE_LIMIT = 1024;
+const storedNames = new Map<string, string | null>();
+
+/** The canonical name a sent header is stored under, or null for a credential header. */
+function storedName(sent: string): string | null {
+  let name = storedNames.get(sent);
+  if (name === undefined) {
+    const lower = sent.toLowerCase();
+    name = NEVER_STORED.has(lower) ? null : canonicalHeaderName(lower);
+    if (storedNames.size < STORED_NAME_CACHE_LIMIT) storedNames.set(sent, name);
+  }
+  return name;
+}
+
 export function captureHeaders(req: Pick<IncomingMessage, "rawHeaders">, extra?: Readonly<Record<string, string>>): Record<string, string> {
-  const byLower = new Map<string, { name: string; value: string }>();
+  // Keyed by canonical name, which is one-to-one with the lower-cased name.
+  const headers: Record<string, string> = {};
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const lower = raw[i].toLowerCase();
-    if (NEVER_STORED.has(lower)) continue;
-    const existing = byLower.get(lower);
-    if (existing) existing.value = `${existing.value},${raw[i + 1]}`;
-    else byLower.set(lower, { name: canonicalHeaderName(lower), value: raw[i + 1] });
+    const name = storedName(raw[i]);
+    if (name === null) continue;
+    const existing = Object.hasOwn(headers, name) ? headers[name] : undefined;
+    setOwn(headers, name, existing === undefined ? raw[i + 1] : `${existing},${raw[i + 1]}`);
   }
   if (extra) {
-    for (const [name, value] of Object.entries(extra)) {
-      const lower = name.toLowerCase();
-      if (NEVER_STORED.has(lower)) continue;
-      byLower.set(lower, { name: canonicalHeaderName(lower), value });
+    for (const [sent, value] of Object.entries(extra)) {
+      const name = storedName(sent);
+      if (name !== null) setOwn(headers, name, value);
     }
   }
-  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const { name, value } of byLower.values()) headers[name] = value;
-  return { ...headers };
+  return headers;
+}
+
+// A header called "__proto__" is plain data, not the object's prototype.
+function setOwn(headers: Record<string, string>, name: string, value: string): void {
+  if (name === "__proto__") Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
+  else headers[name] = value;
 }
 
 /** "x-hub-signature-256" → "X-Hub-Signature-256" (the reference's canonical MIME form). */

@@ -2,7 +2,6 @@
 // (DECISIONS.md "Ingress"). Every refusal is a catalogue error counted by reason and status in
 // spool_ingress_rejected_by_reason_total.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { routeTargets } from "../../compiler/ir.js";
 import type { Clock } from "../clock.js";
 import { ApiError, apiError, retryAfterHeader } from "../errors.js";
 import { readBody, headersSize } from "../http/body.js";
@@ -16,7 +15,7 @@ import { StoreError, type NewMessage, type Store } from "../store/store.js";
 import type { BackpressureReason } from "./backpressure.js";
 import { captureHeaders } from "./capture.js";
 import { requestHost } from "./match.js";
-import { GLOBAL_RATE_LIMIT_KEY, routeRateLimitKey, type IngressState } from "./state.js";
+import { GLOBAL_RATE_LIMIT_KEY, ingressRouteFor, type IngressRoute, type IngressState } from "./state.js";
 import { authenticateIngress, ingressAuthError, type NonceCache, type ReplayToken } from "./verify/index.js";
 
 export interface IngressDeps {
@@ -103,19 +102,19 @@ export function createIngressHandler(deps: IngressDeps) {
       throw refuse("bad_request", apiError("bad_request", "the request body could not be read", { surface: "ingress", closeConnection: true }));
     }
 
-    const auth = state.auth.get(route.path) ?? { kind: "none" as const };
+    const settings = state.byPath.get(route.path) ?? ingressRouteFor(route);
     const nowMs = deps.clock.now();
-    const verdict = await authenticateIngress(auth, { method, path, headers: req.headers, body, nowMs });
+    const verdict = await authenticateIngress(settings.auth, { method, path, headers: req.headers, body, nowMs });
     if (!verdict.ok) throw refuse("auth", ingressAuthError(verdict));
 
     // The nonce is claimed only now that the signature verified, so forged requests cannot burn it
     // (reference-behaviour.md §2 row 10).
     const nonceKey = verdict.replay ? claimNonce(route.path, verdict.replay) : undefined;
     try {
-      admit(route.path, state.hasGlobalRateLimit);
+      admit(settings, state.hasGlobalRateLimit);
       const headers = captureHeaders(req, verdict.copiedHeaders);
       const trace = { remote_addr: req.socket.remoteAddress ?? "", path };
-      const messages: NewMessage[] = routeTargets(route).map((target) => ({
+      const messages: NewMessage[] = settings.targets.map((target) => ({
         id: newMessageId(),
         route: route.path,
         target,
@@ -141,10 +140,11 @@ export function createIngressHandler(deps: IngressDeps) {
     return key;
   }
 
-  function admit(routePath: string, hasGlobalLimit: boolean): void {
-    const routeBucket = deps.rateLimits.get(routeRateLimitKey(routePath));
-    const routeTake = routeBucket?.take();
-    if (routeTake && !routeTake.ok) throw rateLimited(routeTake.retryAfterSeconds, "route");
+  function admit(settings: IngressRoute, hasGlobalLimit: boolean): void {
+    if (settings.rateLimitKey !== null) {
+      const routeTake = deps.rateLimits.get(settings.rateLimitKey)?.take();
+      if (routeTake && !routeTake.ok) throw rateLimited(routeTake.retryAfterSeconds, "route");
+    }
     if (hasGlobalLimit) {
       const globalTake = deps.rateLimits.get(GLOBAL_RATE_LIMIT_KEY)?.take();
       if (globalTake && !globalTake.ok) throw rateLimited(globalTake.retryAfterSeconds, "ingress");

@@ -1,5 +1,5 @@
 // Everything ingress derives from one config, built once per (re)load and swapped as a whole.
-import type { SpoolConfig } from "../../compiler/ir.js";
+import { routeTargets, type Route, type SpoolConfig } from "../../compiler/ir.js";
 import type { RateLimitSettings } from "../ratelimit/bucket.js";
 import { ingressAuthFor } from "./auth-settings.js";
 import { buildRouteTable, type RouteTable } from "./routes.js";
@@ -8,18 +8,36 @@ import type { IngressAuth } from "./verify/index.js";
 export const GLOBAL_RATE_LIMIT_KEY = "ingress";
 export const routeRateLimitKey = (routePath: string) => `route:${routePath}`;
 
+/** What ingress needs of one inbound route, derived once per (re)load rather than per request. */
+export interface IngressRoute {
+  /** Verifier settings. */
+  readonly auth: IngressAuth;
+  /** The route's rate-limit bucket key; null when the route has no rate limit (and so no bucket). */
+  readonly rateLimitKey: string | null;
+  /** One stored copy per target (fan-out). */
+  readonly targets: readonly string[];
+}
+
 export interface IngressState {
   readonly routes: RouteTable;
-  /** Verifier settings by route path. */
-  readonly auth: ReadonlyMap<string, IngressAuth>;
+  /** Per-route settings by route path. */
+  readonly byPath: ReadonlyMap<string, IngressRoute>;
   readonly hasGlobalRateLimit: boolean;
 }
 
 export function buildIngressState(config: SpoolConfig): IngressState {
   const routes = buildRouteTable(config.routes);
-  const auth = new Map<string, IngressAuth>();
-  for (const entry of routes.entries) auth.set(entry.route.path, ingressAuthFor(entry.route.auth));
-  return { routes, auth, hasGlobalRateLimit: config.ingress.rateLimit !== null };
+  const byPath = new Map<string, IngressRoute>();
+  for (const { route } of routes.entries) byPath.set(route.path, ingressRouteFor(route));
+  return { routes, byPath, hasGlobalRateLimit: config.ingress.rateLimit !== null };
+}
+
+export function ingressRouteFor(route: Route): IngressRoute {
+  return {
+    auth: ingressAuthFor(route.auth),
+    rateLimitKey: route.rateLimit ? routeRateLimitKey(route.path) : null,
+    targets: routeTargets(route),
+  };
 }
 
 /** The rate-limit buckets a config asks for, keyed as the ingress handler looks them up. */
