@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { newLeaseId, newMessageId } from "../../runtime/ids.js";
+import { newLeaseId, newMessageId, restartMessageIdStreamAt } from "../../runtime/ids.js";
 import { captureHeaders, canonicalHeaderName } from "../../runtime/ingress/capture.js";
 
 const capture = suite("stored ingress headers");
@@ -41,18 +41,39 @@ capture.run();
 
 const ids = suite("generated ids");
 
-ids("message and lease ids are a prefix and 16 hex characters, distinct across many pool refills", () => {
+ids("message and lease ids are a prefix and 16 hex characters, all distinct", () => {
   const seen = new Set<string>();
   for (let i = 0; i < 5000; i++) {
     const id = newMessageId();
     assert.match(id, /^evt_[0-9a-f]{16}$/);
-    seen.add(id.slice("evt_".length));
+    seen.add(id);
     const lease = newLeaseId();
     assert.match(lease, /^lease_[0-9a-f]{16}$/);
-    seen.add(lease.slice("lease_".length));
+    seen.add(lease);
   }
-  // 8 random bytes each: a repeat among 10,000 would mean bytes were handed out twice.
   assert.is(seen.size, 10_000);
+});
+
+ids("lease ids share no bytes across pool refills (8 random bytes each)", () => {
+  const seen = new Set<string>();
+  for (let i = 0; i < 5000; i++) seen.add(newLeaseId().slice("lease_".length));
+  assert.is(seen.size, 5000);
+});
+
+ids("one process's message ids are consecutive in index order", () => {
+  restartMessageIdStreamAt(0);
+  const batch = Array.from({ length: 1000 }, () => newMessageId());
+  assert.equal([...batch].sort(), batch, "ids sort in the order they were made");
+  const prefix = batch[0].slice(0, "evt_".length + 8);
+  assert.ok(batch.every((id) => id.startsWith(prefix)), "one stream prefix");
+});
+
+ids("a stream is replaced before its counter wraps, so no id repeats", () => {
+  restartMessageIdStreamAt(2 ** 32 - 3);
+  const made = Array.from({ length: 6 }, () => newMessageId());
+  assert.equal(made.slice(0, 3).map((id) => id.slice(-8)), ["fffffffd", "fffffffe", "ffffffff"]);
+  assert.is.not(made[3].slice(4, 12), made[0].slice(4, 12), "a new prefix after the last counter value");
+  assert.is(new Set(made).size, 6);
 });
 
 ids.run();
