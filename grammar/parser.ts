@@ -2,7 +2,7 @@ import { EmbeddedActionsParser, type IToken } from "chevrotain";
 import { errorAt, type Diagnostic } from "./diagnostic.js";
 import type { Span } from "./span.js";
 import { allTokens, Comment, LCurly, Newline, QuotedString, RCurly, Semi, UnterminatedString, Word } from "./tokens.js";
-import type { Arg, BlankLine, Block, CommentNode, Directive, Item } from "./tree.js";
+import type { Arg, BlankLine, Block, CommentNode, Item } from "./tree.js";
 
 // Grammar (statements end at a newline, `;`, or the `}` that closes their block):
 //   file          := statementList(top) EOF

@@ -3,7 +3,7 @@ import { readBlock, scalar, singleArg } from "../block-reader.js";
 import { spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { AdminApiConfig, IngressConfig, ListenAddress, PullApiConfig, RateLimit, SecretSource, TlsConfig } from "../ir.js";
-import { decodeInt, decodeListen, decodeNumber, decodeOneOf, decodePath, decodeSecretSource, expectArgs, expectNoBlock } from "../values.js";
+import { decodeListen, decodeNumber, decodeOneOf, decodePath, decodeSecretSource, expectArgs, expectNoBlock } from "../values.js";
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 

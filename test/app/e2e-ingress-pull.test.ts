@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { makeTempDir } from "../helpers/temp-dir.js";
-import { bearer, call, pullCall } from "./helpers/http.js";
+import { call, pullCall } from "./helpers/http.js";
 import { spawnSpool, stopSpool, waitHealthy, type SpoolProcess } from "./helpers/spool-process.js";
 import { freePorts, spoolfileText, urls, writeSpoolfile } from "./helpers/spoolfile.js";
 

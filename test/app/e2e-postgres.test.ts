@@ -1,6 +1,5 @@
 // Two `spool run` processes on one PostgreSQL database share a route: every message is delivered
 // exactly once across both, and a long poll on one wakes for a message ingested by the other.
-import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { PgSchemas } from "../helpers/pg-schema.js";
