@@ -276,18 +276,19 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
     const record = decideSettlement(result, settings.retry, item, route, settings.target, random);
     const how = record.outcome === "acked" ? undefined : record.outcome === "retry" ? { delayMs: record.delayMs } : { dead: true as const, reason: record.deadReason };
     const attemptRecord: AttemptRecord = record.attemptRecord;
-    try {
-      await deps.queue.recordAttempt(attemptRecord);
-    } catch (error) {
-      deps.observer?.onError?.(error, { route, target: settings.target, operation: "record_attempt" });
-    }
-    try {
-      if (how === undefined) await deps.queue.ack([item.leaseId]);
-      else await deps.queue.nack([item.leaseId], how);
-    } catch (error) {
-      // The lease expires and the message comes back: at-least-once, nothing lost.
-      deps.observer?.onError?.(error, { route, target: settings.target, operation: how === undefined ? "ack" : "nack" });
-    }
+    const guarded = async (operation: string, work: () => Promise<unknown>) => {
+      try {
+        await work();
+      } catch (error) {
+        // A failed settle: the lease expires and the message comes back (at-least-once, nothing lost).
+        deps.observer?.onError?.(error, { route, target: settings.target, operation });
+      }
+    };
+    // Issued together (the record first) so a queue that groups its writes commits both in one round.
+    await Promise.all([
+      guarded("record_attempt", () => deps.queue.recordAttempt(attemptRecord)),
+      how === undefined ? guarded("ack", () => deps.queue.ack([item.leaseId])) : guarded("nack", () => deps.queue.nack([item.leaseId], how)),
+    ]);
     deps.observer?.onAttempt?.({ ...attemptRecord, kind: settings.kind, durationMs: deps.clock.now() - startedMs, ...(output ? { output } : {}) });
   }
 
