@@ -1,6 +1,7 @@
-// Adapts the real Store to the dispatcher's narrow DeliveryQueue. Acks and attempt records made in
-// the same moment are written together (one transaction, so one fsync on SQLite, for many
-// deliveries): settling each delivery on its own made the store's commits, not HTTP, the limit.
+// Adapts the real Store to the dispatcher's narrow DeliveryQueue. The acks of deliveries that finish
+// in the same moment are one store call, and so are their attempt records (on SQLite one commit,
+// one fsync, each): settling every delivery on its own made the store's commits, not HTTP, the
+// limit of push throughput (3 commits per message).
 import type { Clock } from "../clock.js";
 import { GroupCommitter } from "../store/group-commit.js";
 import { MAX_LEASE_BATCH, type LeaseConflict, type NewAttempt, type Store } from "../store/store.js";
