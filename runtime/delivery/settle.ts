@@ -10,21 +10,17 @@ export type Settlement =
   | { readonly outcome: "dead"; readonly deadReason: string; readonly attemptRecord: AttemptRecord };
 
 export function decideSettlement(result: AttemptResult, retry: RetryPolicy, item: Pick<Leased, "id" | "attempt">, route: string, target: string, random: () => number): Settlement {
-  const base = {
-    eventId: item.id,
-    route,
-    target,
-    attempt: item.attempt,
-    ...(result.statusCode !== undefined ? { statusCode: result.statusCode } : {}),
-    ...("error" in result && result.error !== undefined ? { error: result.error } : {}),
+  // Built field by field rather than with conditional spreads: this runs once per delivery.
+  const record = (outcome: AttemptRecord["outcome"], deadReason?: string): AttemptRecord => {
+    const built: { -readonly [K in keyof AttemptRecord]: AttemptRecord[K] } = { eventId: item.id, route, target, attempt: item.attempt, outcome };
+    if (result.statusCode !== undefined) built.statusCode = result.statusCode;
+    if (result.outcome !== "acked" && result.error !== undefined) built.error = result.error;
+    if (deadReason !== undefined) built.deadReason = deadReason;
+    return built;
   };
-  if (result.outcome === "acked") return { outcome: "acked" as const, attemptRecord: { ...base, outcome: "acked" as const } };
-  if (result.outcome === "dead") {
-    return { outcome: "dead" as const, deadReason: result.deadReason, attemptRecord: { ...base, outcome: "dead" as const, deadReason: result.deadReason } };
-  }
+  if (result.outcome === "acked") return { outcome: "acked", attemptRecord: record("acked") };
+  if (result.outcome === "dead") return { outcome: "dead", deadReason: result.deadReason, attemptRecord: record("dead", result.deadReason) };
   const decision = nextDelay(retry, item.attempt, random, result.retryAfterMs);
-  if (!decision.retry) {
-    return { outcome: "dead" as const, deadReason: decision.deadReason, attemptRecord: { ...base, outcome: "dead" as const, deadReason: decision.deadReason } };
-  }
-  return { outcome: "retry" as const, delayMs: decision.delayMs, attemptRecord: { ...base, outcome: "retry" as const } };
+  if (!decision.retry) return { outcome: "dead", deadReason: decision.deadReason, attemptRecord: record("dead", decision.deadReason) };
+  return { outcome: "retry", delayMs: decision.delayMs, attemptRecord: record("retry") };
 }

@@ -1,6 +1,10 @@
-// Adapts the real Store to the dispatcher's narrow DeliveryQueue.
+// Adapts the real Store to the dispatcher's narrow DeliveryQueue. The acks of deliveries that finish
+// in the same moment are one store call, and so are their attempt records (on SQLite one commit,
+// one fsync, each): settling every delivery on its own made the store's commits, not HTTP, the
+// limit of push throughput (3 commits per message).
 import type { Clock } from "../clock.js";
-import type { LeaseConflict, Store } from "../store/store.js";
+import { GroupCommitter } from "../store/group-commit.js";
+import { MAX_LEASE_BATCH, type LeaseConflict, type NewAttempt, type Store } from "../store/store.js";
 import type { AttemptRecord, DeliveryQueue, Leased, NackHow } from "./queue.js";
 
 export interface StoreQueueOptions {
@@ -42,6 +46,19 @@ export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQue
   const reportConflicts = (conflicts: readonly LeaseConflict[], operation: "ack" | "nack") => {
     if (conflicts.length > 0) options.onLeaseConflict?.(conflicts, operation);
   };
+  // A caller's promise settles once the group holding its write is written (or fails with it).
+  const acks = new GroupCommitter<readonly string[]>(async (writes) => {
+    const leaseIds = [...new Set(writes.flatMap((write) => write.items))];
+    for (const leaseId of leaseIds) leaseKeys.delete(leaseId);
+    for (let i = 0; i < leaseIds.length; i += MAX_LEASE_BATCH) {
+      reportConflicts((await store.ack(leaseIds.slice(i, i + MAX_LEASE_BATCH))).conflicts, "ack");
+    }
+    return writes.map(() => undefined);
+  });
+  const attempts = new GroupCommitter<NewAttempt>(async (writes) => {
+    await store.recordAttempts(writes.map((write) => write.items));
+    return writes.map(() => undefined);
+  });
 
   return {
     async dequeue(request, signal) {
@@ -60,11 +77,8 @@ export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQue
       );
     },
 
-    async ack(leaseIds) {
-      for (const leaseId of leaseIds) leaseKeys.delete(leaseId);
-      const outcome = await store.ack(leaseIds);
-      reportConflicts(outcome.conflicts, "ack");
-      return outcome;
+    ack(leaseIds) {
+      return acks.submit(leaseIds);
     },
 
     async nack(leaseIds, how: NackHow) {
@@ -88,18 +102,16 @@ export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQue
     },
 
     recordAttempt(record: AttemptRecord) {
-      return store.recordAttempts([
-        {
-          messageId: record.eventId,
-          route: record.route,
-          target: record.target,
-          attempt: record.attempt,
-          statusCode: record.statusCode ?? null,
-          error: record.error ?? null,
-          outcome: record.outcome,
-          deadReason: record.deadReason ?? null,
-        },
-      ]);
+      return attempts.submit({
+        messageId: record.eventId,
+        route: record.route,
+        target: record.target,
+        attempt: record.attempt,
+        statusCode: record.statusCode ?? null,
+        error: record.error ?? null,
+        outcome: record.outcome,
+        deadReason: record.deadReason ?? null,
+      });
     },
 
     waitReady(route, target, signal) {

@@ -1,6 +1,7 @@
-// Group commit: enqueue calls made in the same moment are written by one transaction, so one fsync
-// serves many callers. No caller's promise settles before the commit holding its messages
-// (DECISIONS.md "Storage"), and one caller's failure does not fail its neighbours.
+// Group commit: calls made in the same moment (enqueues; the delivery acks and attempt records of
+// runtime/delivery/store-queue.ts) are written by one transaction, so one fsync serves many callers.
+// No caller's promise settles before the commit holding its writes (DECISIONS.md "Storage"), and
+// one caller's failure does not fail its neighbours.
 
 export interface PendingWrite<T> {
   items: T;

@@ -126,6 +126,19 @@ e2e("a 400 from the target is dead at once with no_retry, visible in the DLQ", a
   assert.is(received.length, 1);
 });
 
+e2e("admin reads take their filters from the query string: route and limit narrow, an unknown parameter is 400", async () => {
+  const read = async (query: string) => {
+    const res = await fetch(`${base.admin}/attempts${query}`, { headers: adminHeaders });
+    return { status: res.status, body: (await res.json()) as { items?: unknown[]; code?: string } };
+  };
+  const all = await read("");
+  assert.ok((all.body.items ?? []).length >= 3, "the earlier tests left attempts of /hooks/orders");
+  assert.equal((await read("?route=/hooks/jobs")).body.items, [], "no attempts on the pulled route");
+  assert.is((await read("?route=/hooks/orders&limit=1")).body.items?.length, 1);
+  const typo = await read("?limt=5");
+  assert.equal([typo.status, typo.body.code], [400, "invalid_query"]);
+});
+
 e2e("management PUT maps an endpoint, keeps the Spoolfile's comments, and the mapping is live at once", async () => {
   const before = readFileSync(spoolfilePath, "utf8");
   const put = await fetch(`${base.admin}/applications/shop/endpoints/jobs`, { method: "PUT", headers: adminHeaders, body: JSON.stringify({ route: "/hooks/jobs" }) });

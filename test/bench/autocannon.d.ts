@@ -12,6 +12,7 @@ declare module "autocannon" {
     requests: { average: number; total: number };
     latency: { p50: number; p99: number; average: number };
     non2xx: number;
+    "2xx": number;
     errors: number;
   }
   function autocannon(options: Options): Promise<Result>;

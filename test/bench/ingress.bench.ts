@@ -10,26 +10,21 @@
 // SPOOL_BENCH_ROUNDS: ingress rounds, alternating who goes first (1); SPOOL_BENCH_PART=ingress skips
 // the drain part)
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
-import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import autocannon from "autocannon";
 import Database from "better-sqlite3";
 import { Pool } from "undici";
+import { fmt, freePort, load, startSpool, stopChildren, waitFor, type LoadResult } from "./load.js";
 
-const BODY = JSON.stringify({ event: "bench", data: "x".repeat(1024 - 32) }).slice(0, 1024);
-const CONNECTIONS = 50;
-const SECONDS = Number(process.env.SPOOL_BENCH_SECONDS ?? 8);
 /** SPOOL_BENCH_PART=ingress or =drain runs only that part (the drain part drains what ingress stored). */
 const PART = process.env.SPOOL_BENCH_PART ?? "all";
 const ROUNDS = Math.max(1, Number(process.env.SPOOL_BENCH_ROUNDS ?? 1));
 const RATIO_TARGET = 0.8;
 const P99_TARGET_MS = 25;
 const DRAIN_CAP = 60_000;
-const CLI = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
 
 if (process.argv[2] === "--reference-server") {
   runReferenceServer(Number(process.argv[3]), process.argv[4]);
@@ -42,20 +37,16 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     const [ingressPort, pullPort, adminPort, referencePort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    writeFileSync(
-      join(dir, "Spoolfile"),
-      [
+    children.push(
+      startSpool(dir, [
         `ingress { listen 127.0.0.1:${ingressPort} }`,
         `pull_api { listen 127.0.0.1:${pullPort}; auth token raw:bench; max_batch 100 }`,
         `admin_api { listen 127.0.0.1:${adminPort} }`,
         `queue_limits { max_depth 10000000 }`,
         `observability { access_log off; runtime_log error }`,
         `/hooks/bench { pull { path /bench } }`,
-        "",
-      ].join("\n"),
+      ]),
     );
-    const spool = spawn(process.execPath, [CLI, "run", "--config", join(dir, "Spoolfile"), "--db", join(dir, "spool.db")], { stdio: "inherit" });
-    children.push(spool);
     const referenceDb = join(dir, "reference.db");
     const reference = spawn(process.execPath, [fileURLToPath(import.meta.url), "--reference-server", String(referencePort), referenceDb], { stdio: "inherit" });
     children.push(reference);
@@ -80,13 +71,10 @@ async function main(): Promise<void> {
     console.log(`drain spool Pull API (4 workers, batch 32 + batch ack):   ${fmt(drained.perSecond)} msg/s over ${drained.messages} messages (target ≥ 25000: ${verdict(drained.perSecond >= 25_000)})`);
     console.log(`drain ratio spool/reference: ${(drained.perSecond / refDrained.perSecond).toFixed(2)}`);
   } finally {
-    for (const child of children) child.kill("SIGTERM");
-    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once("exit", r)))));
+    await stopChildren(children);
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
-type LoadResult = { rps: number; p99Ms: number; non2xx: number };
 
 /**
  * Loads the reference and spool in turn, SPOOL_BENCH_ROUNDS times, alternating which goes first so
@@ -111,20 +99,9 @@ async function compareIngress(referenceUrl: string, spoolUrl: string): Promise<{
     rps: all.reduce((sum, r) => sum + r.rps, 0) / all.length,
     p99Ms: Math.max(...all.map((r) => r.p99Ms)),
     non2xx: all.reduce((sum, r) => sum + r.non2xx, 0),
+    ok: all.reduce((sum, r) => sum + r.ok, 0),
   });
   return { reference: combine(results.reference), spool: combine(results.spool) };
-}
-
-async function load(url: string): Promise<LoadResult> {
-  const result = await autocannon({
-    url,
-    method: "POST",
-    connections: CONNECTIONS,
-    duration: SECONDS,
-    body: BODY,
-    headers: { "content-type": "application/json" },
-  });
-  return { rps: result.requests.average, p99Ms: result.latency.p99, non2xx: result.non2xx };
 }
 
 async function drainSpool(base: string): Promise<{ messages: number; perSecond: number }> {
@@ -214,35 +191,8 @@ function runReferenceServer(port: number, path: string): void {
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
-async function waitFor(url: string, method: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    try {
-      const response = await fetch(url, { method });
-      await response.text();
-      if (response.ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 function verdict(met: boolean): string {
   return met ? "MET" : "MISSED";
-}
-
-function fmt(value: number): string {
-  return Math.round(value).toLocaleString("en-US");
 }

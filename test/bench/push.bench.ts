@@ -1,15 +1,25 @@
-// Push delivery throughput: messages per second through the dispatcher (lease → POST → ack against an
-// in-memory queue) at concurrency 20, beside a raw undici request loop at the same concurrency to the
-// same receiver in the same run. The ratio is the dispatcher's overhead; the receiver shares the process.
+// Push delivery throughput at concurrency 20 to a local receiver answering 200, two ways in one run:
+//   spool run: the built binary on SQLite with one push route. The 1 KB ingress load of the ingress
+//              benchmark (autocannon) fills the route while the receiver holds the first 20 requests,
+//              so ingress is measured alone; then the receiver lets go and the backlog's deliveries
+//              per second (lease → POST → ack, attempts recorded) are printed beside the ingress rate.
+//   in-process: the dispatcher against an O(1) in-memory queue beside a raw undici request loop at the
+//              same concurrency to the same receiver: their ratio is the dispatcher's own overhead.
+// Run: node dist/test/bench/push.bench.js   (SPOOL_BENCH_SECONDS, SPOOL_BENCH_PUSH_MESSAGES)
+import { type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { Agent, request } from "undici";
 import { createDispatcher, type AttemptRecord, type DeliveryQueue, type DequeueRequest, type Leased, type NackHow } from "../../runtime/delivery/dispatcher.js";
+import { BODY, CONNECTIONS, fmt, freePort, load, startSpool, stopChildren, waitFor, type LoadResult } from "./load.js";
 
 const concurrency = 20;
 const messageCount = Number(process.env.SPOOL_BENCH_PUSH_MESSAGES ?? 20_000);
-const body = Buffer.from(JSON.stringify({ event: "order.paid", id: 123456, amount: 4200, currency: "EUR", note: "x".repeat(300) }));
+const body = Buffer.from(BODY);
 const headers = { "Content-Type": "application/json", "User-Agent": "bench/1" };
 
 /** A queue whose operations are O(1), so the figure measures delivery, not the fake store. */
@@ -85,13 +95,81 @@ async function viaRawUndici(url: string, count: number): Promise<number> {
   return count / seconds;
 }
 
+/** `spool run` on SQLite with one push route to `receiverUrl`: its ingress rate, then its push rate. */
+async function viaSpoolRun(receiverUrl: string): Promise<{ ingress: LoadResult; messages: number; deliveriesPerSecond: number }> {
+  const dir = mkdtempSync(join(tmpdir(), "spool-bench-push-"));
+  const children: ChildProcess[] = [];
+  try {
+    const [ingressPort, adminPort] = [await freePort(), await freePort()];
+    children.push(
+      startSpool(dir, [
+        `ingress { listen 127.0.0.1:${ingressPort} }`,
+        `admin_api { listen 127.0.0.1:${adminPort} }`,
+        `queue_limits { max_depth 10000000 }`,
+        `observability { access_log off; runtime_log error }`,
+        `defaults { egress { allow 127.0.0.1; https_only off } }`,
+        // The held requests must outlast the ingress phase.
+        `/hooks/push { deliver_concurrency ${concurrency}; deliver "${receiverUrl}" { timeout 120s } }`,
+      ]),
+    );
+    await waitFor(`http://127.0.0.1:${adminPort}/healthz`, "GET");
+    receiver.hold();
+    const ingress = await load(`http://127.0.0.1:${ingressPort}/hooks/push`);
+    const messages = ingress.ok;
+    const started = performance.now();
+    await receiver.release(messages);
+    const deliveriesPerSecond = messages / ((performance.now() - started) / 1000);
+    return { ingress, messages, deliveriesPerSecond };
+  } finally {
+    await stopChildren(children);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Answers 200. While held, requests to /spool wait unanswered (spool's 20 delivery slots fill and
+ * its queue grows); release() answers them and resolves once `count` distinct messages arrived.
+ */
+class Receiver {
+  private held: (() => void)[] | undefined;
+  private readonly spoolIds = new Set<string>();
+  private wanted = Infinity;
+  private reached?: () => void;
+
+  handle(path: string, messageId: string | undefined, answer: () => void): void {
+    if (path !== "/spool") return answer();
+    if (messageId) this.spoolIds.add(messageId);
+    if (this.held) this.held.push(answer);
+    else answer();
+    if (this.spoolIds.size >= this.wanted) this.reached?.();
+  }
+
+  hold(): void {
+    this.held = [];
+    this.spoolIds.clear();
+    this.wanted = Infinity;
+  }
+
+  release(count: number): Promise<void> {
+    const waiting = this.held ?? [];
+    this.held = undefined;
+    const done = this.spoolIds.size >= count ? Promise.resolve() : new Promise<void>((resolve) => ((this.wanted = count), (this.reached = resolve)));
+    for (const answer of waiting) answer();
+    return done;
+  }
+}
+
+const receiver = new Receiver();
 const server = createServer((req, res) => {
   req.resume();
-  req.on("end", () => res.end("ok"));
+  req.on("end", () => receiver.handle(req.url ?? "", req.headers["x-spool-message-id"] as string | undefined, () => res.end("ok")));
 });
 server.keepAliveTimeout = 30_000;
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const url = `${origin}/hook`;
+
+const spoolRun = await viaSpoolRun(`${origin}/spool`);
 
 // Warm both paths (JIT, connection pools) before measuring.
 await viaRawUndici(url, 2_000);
@@ -109,7 +187,12 @@ server.close();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const rawRate = median(raw);
 const dispatchRate = median(dispatched);
-console.log(`push benchmark: ${messageCount} messages, concurrency ${concurrency}, ${rounds} rounds (median), receiver in-process`);
-console.log(`  raw undici request loop : ${rawRate.toFixed(0).padStart(7)} req/s`);
-console.log(`  dispatcher (lease→POST→ack, egress agent): ${dispatchRate.toFixed(0).padStart(7)} deliveries/s`);
-console.log(`  ratio dispatcher / raw  : ${(dispatchRate / rawRate).toFixed(2)}`);
+const { ingress } = spoolRun;
+console.log(`push benchmark: concurrency ${concurrency}, 1 KB bodies, receiver answering 200 in the benchmark process`);
+console.log(`  spool run ingress (SQLite, ${CONNECTIONS} connections, deliveries held): ${fmt(ingress.rps).padStart(7)} req/s, p99 ${ingress.p99Ms} ms, non-2xx ${ingress.non2xx}`);
+console.log(`  spool run push (SQLite lease→POST→ack→attempt):       ${fmt(spoolRun.deliveriesPerSecond).padStart(7)} deliveries/s over ${fmt(spoolRun.messages)} messages`);
+console.log(`  ratio push / ingress: ${(spoolRun.deliveriesPerSecond / ingress.rps).toFixed(2)}`);
+console.log(`  in process, ${messageCount} messages × ${rounds} rounds (median):`);
+console.log(`    raw undici request loop                   : ${fmt(rawRate).padStart(7)} req/s`);
+console.log(`    dispatcher (in-memory queue, egress agent): ${fmt(dispatchRate).padStart(7)} deliveries/s`);
+console.log(`    ratio dispatcher / raw: ${(dispatchRate / rawRate).toFixed(2)}`);

@@ -5,6 +5,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { deliverExec, headerEnvName, type ExecInput } from "../../runtime/delivery/exec.js";
+import { waitDead } from "../helpers/processes.js";
 
 const dir = mkdtempSync(join(tmpdir(), "spool-exec-"));
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
@@ -19,25 +20,6 @@ function script(text: string, mode = 0o755): string {
 
 function input(program: string, overrides: Partial<ExecInput> = {}): ExecInput {
   return { program, body: Buffer.from("hello"), messageId: "evt_1", route: "/jobs", attempt: 1, contentType: "application/json", headers: {}, timeoutMs: 10_000, ...overrides };
-}
-
-/** A process that was killed may linger as a zombie until reaped; that is dead too. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
-}
-
-async function waitDead(pid: number): Promise<boolean> {
-  for (let i = 0; i < 200 && isAlive(pid); i++) await delay(10);
-  return !isAlive(pid);
 }
 
 const exec = suite("exec attempt");

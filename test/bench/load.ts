@@ -1,0 +1,80 @@
+// Shared by the benchmarks of the built `spool run`: the 1 KB ingress load (autocannon), starting
+// the binary on a Spoolfile, free ports, readiness polling and number formatting.
+import { spawn, type ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { createServer as createNetServer } from "node:net";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+
+/** The ingress benchmark's request body: 1 KB of JSON. */
+export const BODY = JSON.stringify({ event: "bench", data: "x".repeat(1024 - 32) }).slice(0, 1024);
+export const CONNECTIONS = 50;
+export const SECONDS = Number(process.env.SPOOL_BENCH_SECONDS ?? 8);
+export const CLI = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
+
+export interface LoadResult {
+  rps: number;
+  p99Ms: number;
+  non2xx: number;
+  /** Requests answered 2xx: for an ingress route, the messages stored. */
+  ok: number;
+}
+
+/** POSTs the 1 KB body to `url` over CONNECTIONS connections for SECONDS. */
+export async function load(url: string): Promise<LoadResult> {
+  const result = await autocannon({
+    url,
+    method: "POST",
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    body: BODY,
+    headers: { "content-type": "application/json" },
+  });
+  return { rps: result.requests.average, p99Ms: result.latency.p99, non2xx: result.non2xx, ok: result["2xx"] };
+}
+
+/**
+ * Writes `lines` as `dir/Spoolfile` and starts the built `spool run` on it with a SQLite file in `dir`.
+ * SPOOL_BENCH_NODE_ARGS adds Node flags to the spool process only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p".
+ */
+export function startSpool(dir: string, lines: readonly string[]): ChildProcess {
+  writeFileSync(join(dir, "Spoolfile"), [...lines, ""].join("\n"));
+  const nodeArgs = (process.env.SPOOL_BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  return spawn(process.execPath, [...nodeArgs, CLI, "run", "--config", join(dir, "Spoolfile"), "--db", join(dir, "spool.db")], { stdio: "inherit" });
+}
+
+/** SIGTERM to every child, then wait for each to end. */
+export async function stopChildren(children: readonly ChildProcess[]): Promise<void> {
+  for (const child of children) child.kill("SIGTERM");
+  await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(null) : c.once("exit", r)))));
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+export async function waitFor(url: string, method: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const response = await fetch(url, { method });
+      await response.text();
+      if (response.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+export function fmt(value: number): string {
+  return Math.round(value).toLocaleString("en-US");
+}
