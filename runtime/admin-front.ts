@@ -6,10 +6,7 @@ import { apiError } from "./errors.js";
 import type { HealthEndpoint } from "./health/http.js";
 import { verifyBearerToken } from "./ingress/verify/index.js";
 
-/**
- * The Admin API's routes; resolves false when it does not handle the path (then 404 not_found).
- * The path is without the admin prefix and with the request's query string (filters live there).
- */
+/** The Admin API's routes; resolves false when it does not handle the path (then 404 not_found). */
 export type AdminRouteHandler = (req: IncomingMessage, res: ServerResponse, pathWithoutPrefix: string) => Promise<boolean>;
 
 export interface AdminFrontDeps {
@@ -28,15 +25,9 @@ export function createAdminFront(deps: AdminFrontDeps) {
       }
     }
     if (await deps.health.handle(req, res, path)) return;
-    if (deps.routes && (await deps.routes(req, res, withQuery(path, req.url)))) return;
+    if (deps.routes && (await deps.routes(req, res, path))) return;
     throw apiError("not_found", `no admin endpoint at ${path}`, { closeConnection: hasBody(req) });
   };
-}
-
-/** The listener hands over the path without its query; the Admin API's reads need it back. */
-function withQuery(path: string, target: string | undefined): string {
-  const question = target?.indexOf("?") ?? -1;
-  return question < 0 ? path : path + target!.slice(question);
 }
 
 function hasBody(req: IncomingMessage): boolean {
