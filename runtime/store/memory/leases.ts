@@ -20,8 +20,9 @@ export class LeaseOps {
     table.expireLeases(nowMs);
     const leased: LeasedMessage[] = [];
     const leaseUntilMs = nowMs + request.leaseTtlMs;
+    const heaps = table.readyHeaps(request.route, request.target);
     while (leased.length < request.batch) {
-      const row = table.takeReady(request.route, request.target, nowMs);
+      const row = table.takeReady(heaps, nowMs);
       if (!row) break;
       const leaseId = newLeaseId();
       table.lease(row, leaseId, leaseUntilMs);

@@ -32,6 +32,9 @@ interface ReadyEntry {
   id: string;
 }
 
+/** Ready rows of one route/target, next to dequeue on top. */
+export type ReadyHeap = Heap<ReadyEntry>;
+
 interface LeaseEntry {
   row: Row;
   version: number;
@@ -57,7 +60,7 @@ export class MessageTable {
   readonly countByState = zeroByState();
   readonly bytesByState = zeroByState();
   private readonly leases = new Map<string, Row>();
-  private readonly readyHeaps = new Map<string, Heap<ReadyEntry>>();
+  private readonly readyByKey = new Map<string, ReadyHeap>();
   private readonly targetsByRoute = new Map<string, Set<string>>();
   private readonly leaseExpiries = new Heap<LeaseEntry>((a, b) => a.leaseUntilMs < b.leaseUntilMs);
 
@@ -82,16 +85,22 @@ export class MessageTable {
     return this.leases.get(leaseId);
   }
 
-  /**
-   * Takes the next ready row of a route (of one target, or whichever target's row comes first in
-   * next_run_at, received_at, id order), or undefined when none is ready at nowMs.
-   */
-  takeReady(route: string, target: string | undefined, nowMs: number): Row | undefined {
+  /** The ready heaps a dequeue draws from: one target's, or every target's of the route. */
+  readyHeaps(route: string, target: string | undefined): ReadyHeap[] {
     const targets = target !== undefined ? [target] : this.targetsByRoute.get(route) ?? [];
-    let best: Heap<ReadyEntry> | undefined;
+    const heaps: ReadyHeap[] = [];
     for (const t of targets) {
-      const heap = this.readyHeaps.get(route + "\u0000" + t);
-      const top = heap && this.validTop(heap);
+      const heap = this.readyByKey.get(route + "\u0000" + t);
+      if (heap) heaps.push(heap);
+    }
+    return heaps;
+  }
+
+  /** Takes the row that comes first (next_run_at, received_at, id) among the heaps' tops, if ready at nowMs. */
+  takeReady(heaps: readonly ReadyHeap[], nowMs: number): Row | undefined {
+    let best: ReadyHeap | undefined;
+    for (const heap of heaps) {
+      const top = this.validTop(heap);
       if (top && top.nextRunAtMs <= nowMs && (!best || readyBefore(top, best.peek()!))) best = heap;
     }
     return best?.pop()!.row;
@@ -167,10 +176,10 @@ export class MessageTable {
 
   private pushReady(row: Row): void {
     const key = row.route + "\u0000" + row.target;
-    let heap = this.readyHeaps.get(key);
+    let heap = this.readyByKey.get(key);
     if (!heap) {
       heap = new Heap<ReadyEntry>(readyBefore);
-      this.readyHeaps.set(key, heap);
+      this.readyByKey.set(key, heap);
       let targets = this.targetsByRoute.get(row.route);
       if (!targets) this.targetsByRoute.set(row.route, (targets = new Set()));
       targets.add(row.target);
@@ -178,7 +187,7 @@ export class MessageTable {
     heap.push({ row, version: row.version, nextRunAtMs: row.nextRunAtMs, receivedAtMs: row.receivedAtMs, id: row.id });
   }
 
-  private validTop(heap: Heap<ReadyEntry>): ReadyEntry | undefined {
+  private validTop(heap: ReadyHeap): ReadyEntry | undefined {
     for (let top = heap.peek(); top; top = heap.peek()) {
       if (top.row.state === "queued" && top.row.version === top.version && this.rows.get(top.id) === top.row) return top;
       heap.pop();
