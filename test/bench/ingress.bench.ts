@@ -1,11 +1,13 @@
-// Benchmarks of the built `spool run` on SQLite (issue 4 "Tests and evidence"), each printed beside
-// a reference measured in the same run:
-//   ingress: 1 KB POSTs over 50 connections (autocannon) against spool, and against a minimal
-//            node:http server that group-commits the same bodies into SQLite with synchronous=FULL.
-//            Target: spool ≥ 0.8× the reference, p99 ≤ 25 ms.
+// Benchmarks of the built `spool run` (issue 4 "Tests and evidence"), each printed beside a reference
+// measured in the same run:
+//   ingress: 1 KB POSTs over 50 connections (autocannon) against spool on SQLite, and against a
+//            minimal node:http server that group-commits the same bodies into SQLite with
+//            synchronous=FULL. Target: spool ≥ 0.8× the reference, p99 ≤ 25 ms.
 //   drain:   4 workers, dequeue batch 32 + batch ack over the Pull API, until the queue is empty (or
 //            a cap). Reference: the same lease/settle transactions issued straight to SQLite.
-//            Target ≥ 25k msg/s.
+//            Target ≥ 25k msg/s on SQLite.
+//   With SPOOL_BENCH_POSTGRES_DSN or SPOOL_TEST_POSTGRES_DSN set, both run again against
+//   `spool run` on PostgreSQL (a fresh schema, dropped afterwards): drain target ≥ 8k msg/s.
 // Run: node dist/test/bench/ingress.bench.js   (SPOOL_BENCH_SECONDS to change the ingress duration)
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -16,6 +18,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
+import postgres from "postgres";
 import { Pool } from "undici";
 
 const BODY = JSON.stringify({ event: "bench", data: "x".repeat(1024 - 32) }).slice(0, 1024);
@@ -23,6 +26,7 @@ const CONNECTIONS = 50;
 const SECONDS = Number(process.env.SPOOL_BENCH_SECONDS ?? 8);
 const DRAIN_CAP = 60_000;
 const CLI = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
+const PG_DSN = process.env.SPOOL_BENCH_POSTGRES_DSN ?? process.env.SPOOL_TEST_POSTGRES_DSN;
 
 if (process.argv[2] === "--reference-server") {
   runReferenceServer(Number(process.argv[3]), process.argv[4]);
@@ -34,44 +38,77 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "spool-bench-"));
   const children: ChildProcess[] = [];
   try {
-    const [ingressPort, pullPort, adminPort, referencePort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    writeFileSync(
-      join(dir, "Spoolfile"),
-      [
-        `ingress { listen 127.0.0.1:${ingressPort} }`,
-        `pull_api { listen 127.0.0.1:${pullPort}; auth token raw:bench; max_batch 100 }`,
-        `admin_api { listen 127.0.0.1:${adminPort} }`,
-        `queue_limits { max_depth 10000000 }`,
-        `observability { access_log off; runtime_log error }`,
-        `/hooks/bench { pull { path /bench } }`,
-        "",
-      ].join("\n"),
-    );
-    const spool = spawn(process.execPath, [CLI, "run", "--config", join(dir, "Spoolfile"), "--db", join(dir, "spool.db")], { stdio: "inherit" });
-    children.push(spool);
+    const referencePort = await freePort();
+    const spool = await startSpool(dir, "sqlite", children);
     const referenceDb = join(dir, "reference.db");
     const reference = spawn(process.execPath, [fileURLToPath(import.meta.url), "--reference-server", String(referencePort), referenceDb], { stdio: "inherit" });
     children.push(reference);
-    await waitFor(`http://127.0.0.1:${adminPort}/healthz`, "GET");
     await waitFor(`http://127.0.0.1:${referencePort}/ready`, "GET");
 
     const refResult = await load(`http://127.0.0.1:${referencePort}/hooks/bench`);
-    const spoolResult = await load(`http://127.0.0.1:${ingressPort}/hooks/bench`);
+    const spoolResult = await load(`${spool.ingress}/hooks/bench`);
     const ratio = spoolResult.rps / refResult.rps;
     console.log(`ingress reference (node:http + SQLite group commit, synchronous=FULL): ${fmt(refResult.rps)} req/s, p99 ${refResult.p99Ms} ms, non-2xx ${refResult.non2xx}`);
     console.log(`ingress spool run (SQLite):                                         ${fmt(spoolResult.rps)} req/s, p99 ${spoolResult.p99Ms} ms, non-2xx ${spoolResult.non2xx}`);
     console.log(`ingress ratio spool/reference: ${ratio.toFixed(2)} (target ≥ 0.80), p99 ${spoolResult.p99Ms} ms (target ≤ 25 ms)`);
 
-    const drained = await drainSpool(`http://127.0.0.1:${pullPort}`);
+    const drained = await drainSpool(spool.pull);
     const refDrained = drainReference(referenceDb);
     console.log(`drain reference (direct SQLite lease + delete, batch 32): ${fmt(refDrained.perSecond)} msg/s over ${refDrained.messages} messages`);
     console.log(`drain spool Pull API (4 workers, batch 32 + batch ack):   ${fmt(drained.perSecond)} msg/s over ${drained.messages} messages (target ≥ 25000)`);
     console.log(`drain ratio spool/reference: ${(drained.perSecond / refDrained.perSecond).toFixed(2)}`);
+
+    if (!PG_DSN) {
+      console.log("postgres: skipped (set SPOOL_BENCH_POSTGRES_DSN or SPOOL_TEST_POSTGRES_DSN)");
+      return;
+    }
+    await stopChildren(children.splice(0));
+    const schema = `spool_bench_ingress_${process.pid}`;
+    try {
+      const onPostgres = await startSpool(dir, "postgres", children, schema);
+      const pgLoaded = await load(`${onPostgres.ingress}/hooks/bench`);
+      console.log(`ingress spool run (PostgreSQL):                                     ${fmt(pgLoaded.rps)} req/s, p99 ${pgLoaded.p99Ms} ms, non-2xx ${pgLoaded.non2xx}`);
+      const pgDrained = await drainSpool(onPostgres.pull);
+      console.log(`drain spool Pull API on PostgreSQL (4 workers, batch 32):  ${fmt(pgDrained.perSecond)} msg/s over ${pgDrained.messages} messages (target ≥ 8000)`);
+      console.log(`drain PostgreSQL / SQLite: ${(pgDrained.perSecond / drained.perSecond).toFixed(2)}`);
+    } finally {
+      await stopChildren(children.splice(0));
+      const sql = postgres(PG_DSN, { max: 1, onnotice: () => {} });
+      await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await sql.end({ timeout: 5 });
+    }
   } finally {
-    for (const child of children) child.kill("SIGTERM");
-    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once("exit", r)))));
+    await stopChildren(children);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Starts `spool run` on one backend (PostgreSQL: in `schema`) and waits until it answers. */
+async function startSpool(dir: string, backend: "sqlite" | "postgres", children: ChildProcess[], schema = ""): Promise<{ ingress: string; pull: string }> {
+  const [ingressPort, pullPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+  const config = join(dir, `Spoolfile.${backend}`);
+  writeFileSync(
+    config,
+    [
+      `ingress { listen 127.0.0.1:${ingressPort} }`,
+      `pull_api { listen 127.0.0.1:${pullPort}; auth token raw:bench; max_batch 100 }`,
+      `admin_api { listen 127.0.0.1:${adminPort} }`,
+      `queue_limits { max_depth 10000000 }`,
+      `observability { access_log off; runtime_log error }`,
+      `/hooks/bench { queue ${backend}; pull { path /bench } }`,
+      "",
+    ].join("\n"),
+  );
+  const args = backend === "sqlite" ? ["--db", join(dir, "spool.db")] : ["--postgres-dsn", PG_DSN!];
+  const env = backend === "postgres" ? { ...process.env, SPOOL_POSTGRES_SCHEMA: schema } : process.env;
+  children.push(spawn(process.execPath, [CLI, "run", "--config", config, ...args], { stdio: "inherit", env }));
+  await waitFor(`http://127.0.0.1:${adminPort}/healthz`, "GET");
+  return { ingress: `http://127.0.0.1:${ingressPort}`, pull: `http://127.0.0.1:${pullPort}` };
+}
+
+async function stopChildren(children: ChildProcess[]): Promise<void> {
+  for (const child of children) child.kill("SIGTERM");
+  await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(null) : c.once("exit", r)))));
 }
 
 async function load(url: string): Promise<{ rps: number; p99Ms: number; non2xx: number }> {
