@@ -5,19 +5,22 @@
 //            Target: spool ≥ 0.8× the reference, p99 ≤ 25 ms.
 //   drain:   4 workers, dequeue batch 32 + batch ack over the Pull API, until the queue is empty (or
 //            a cap). Reference: the same lease/settle transactions issued straight to SQLite.
-//            Target ≥ 25k msg/s.
+//            Target ≥ 25k msg/s on SQLite.
+//   With SPOOL_BENCH_POSTGRES_DSN or SPOOL_TEST_POSTGRES_DSN set, both run again against
+//   `spool run` on PostgreSQL (a fresh schema, dropped afterwards): drain target ≥ 8k msg/s.
 // Run: node dist/test/bench/ingress.bench.js   (SPOOL_BENCH_SECONDS: seconds per ingress load (8);
 // SPOOL_BENCH_ROUNDS: ingress rounds, alternating who goes first (1); SPOOL_BENCH_PART=ingress skips
 // the drain part)
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
+import postgres from "postgres";
 import { Pool } from "undici";
-import { fmt, freePort, load, startSpool, stopChildren, waitFor, type LoadResult } from "./load.js";
+import { CLI, fmt, freePort, load, stopChildren, waitFor, type LoadResult } from "./load.js";
 
 /** SPOOL_BENCH_PART=ingress or =drain runs only that part (the drain part drains what ingress stored). */
 const PART = process.env.SPOOL_BENCH_PART ?? "all";
@@ -25,6 +28,7 @@ const ROUNDS = Math.max(1, Number(process.env.SPOOL_BENCH_ROUNDS ?? 1));
 const RATIO_TARGET = 0.8;
 const P99_TARGET_MS = 25;
 const DRAIN_CAP = 60_000;
+const PG_DSN = process.env.SPOOL_BENCH_POSTGRES_DSN ?? process.env.SPOOL_TEST_POSTGRES_DSN;
 
 if (process.argv[2] === "--reference-server") {
   runReferenceServer(Number(process.argv[3]), process.argv[4]);
@@ -36,24 +40,14 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "spool-bench-"));
   const children: ChildProcess[] = [];
   try {
-    const [ingressPort, pullPort, adminPort, referencePort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    children.push(
-      startSpool(dir, [
-        `ingress { listen 127.0.0.1:${ingressPort} }`,
-        `pull_api { listen 127.0.0.1:${pullPort}; auth token raw:bench; max_batch 100 }`,
-        `admin_api { listen 127.0.0.1:${adminPort} }`,
-        `queue_limits { max_depth 10000000 }`,
-        `observability { access_log off; runtime_log error }`,
-        `/hooks/bench { pull { path /bench } }`,
-      ]),
-    );
+    const referencePort = await freePort();
+    const spool = await startSpoolOn(dir, "sqlite", children);
     const referenceDb = join(dir, "reference.db");
     const reference = spawn(process.execPath, [fileURLToPath(import.meta.url), "--reference-server", String(referencePort), referenceDb], { stdio: "inherit" });
     children.push(reference);
-    await waitFor(`http://127.0.0.1:${adminPort}/healthz`, "GET");
     await waitFor(`http://127.0.0.1:${referencePort}/ready`, "GET");
 
-    const ingress = await compareIngress(`http://127.0.0.1:${referencePort}/hooks/bench`, `http://127.0.0.1:${ingressPort}/hooks/bench`);
+    const ingress = await compareIngress(`http://127.0.0.1:${referencePort}/hooks/bench`, `${spool.ingress}/hooks/bench`);
     const { reference: ref, spool: run } = ingress;
     const ratio = run.rps / ref.rps;
     console.log(`ingress reference (node:http + SQLite group commit, synchronous=FULL): ${fmt(ref.rps)} req/s, p99 ${ref.p99Ms} ms, non-2xx ${ref.non2xx}`);
@@ -65,11 +59,31 @@ async function main(): Promise<void> {
     );
 
     if (PART === "ingress") return;
-    const drained = await drainSpool(`http://127.0.0.1:${pullPort}`);
+    const drained = await drainSpool(spool.pull);
     const refDrained = drainReference(referenceDb);
     console.log(`drain reference (direct SQLite lease + delete, batch 32): ${fmt(refDrained.perSecond)} msg/s over ${refDrained.messages} messages`);
     console.log(`drain spool Pull API (4 workers, batch 32 + batch ack):   ${fmt(drained.perSecond)} msg/s over ${drained.messages} messages (target ≥ 25000: ${verdict(drained.perSecond >= 25_000)})`);
     console.log(`drain ratio spool/reference: ${(drained.perSecond / refDrained.perSecond).toFixed(2)}`);
+
+    if (!PG_DSN) {
+      console.log("postgres: skipped (set SPOOL_BENCH_POSTGRES_DSN or SPOOL_TEST_POSTGRES_DSN)");
+      return;
+    }
+    await stopChildren(children.splice(0));
+    const schema = `spool_bench_ingress_${process.pid}`;
+    try {
+      const onPostgres = await startSpoolOn(dir, "postgres", children, schema);
+      const pgLoaded = await load(`${onPostgres.ingress}/hooks/bench`);
+      console.log(`ingress spool run (PostgreSQL):                                     ${fmt(pgLoaded.rps)} req/s, p99 ${pgLoaded.p99Ms} ms, non-2xx ${pgLoaded.non2xx}`);
+      const pgDrained = await drainSpool(onPostgres.pull);
+      console.log(`drain spool Pull API on PostgreSQL (4 workers, batch 32):  ${fmt(pgDrained.perSecond)} msg/s over ${pgDrained.messages} messages (target ≥ 8000: ${verdict(pgDrained.perSecond >= 8_000)})`);
+      console.log(`drain PostgreSQL / SQLite: ${(pgDrained.perSecond / drained.perSecond).toFixed(2)}`);
+    } finally {
+      await stopChildren(children.splice(0));
+      const sql = postgres(PG_DSN, { max: 1, onnotice: () => {} });
+      await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await sql.end({ timeout: 5 });
+    }
   } finally {
     await stopChildren(children);
     rmSync(dir, { recursive: true, force: true });
@@ -102,6 +116,30 @@ async function compareIngress(referenceUrl: string, spoolUrl: string): Promise<{
     ok: all.reduce((sum, r) => sum + r.ok, 0),
   });
   return { reference: combine(results.reference), spool: combine(results.spool) };
+}
+
+/** Starts `spool run` on one backend (PostgreSQL: in `schema`) and waits until it answers. */
+async function startSpoolOn(dir: string, backend: "sqlite" | "postgres", children: ChildProcess[], schema = ""): Promise<{ ingress: string; pull: string }> {
+  const [ingressPort, pullPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+  const config = join(dir, `Spoolfile.${backend}`);
+  writeFileSync(
+    config,
+    [
+      `ingress { listen 127.0.0.1:${ingressPort} }`,
+      `pull_api { listen 127.0.0.1:${pullPort}; auth token raw:bench; max_batch 100 }`,
+      `admin_api { listen 127.0.0.1:${adminPort} }`,
+      `queue_limits { max_depth 10000000 }`,
+      `observability { access_log off; runtime_log error }`,
+      `/hooks/bench { queue ${backend}; pull { path /bench } }`,
+      "",
+    ].join("\n"),
+  );
+  const args = backend === "sqlite" ? ["--db", join(dir, "spool.db")] : ["--postgres-dsn", PG_DSN!];
+  const env = backend === "postgres" ? { ...process.env, SPOOL_POSTGRES_SCHEMA: schema } : process.env;
+  const nodeArgs = (process.env.SPOOL_BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  children.push(spawn(process.execPath, [...nodeArgs, CLI, "run", "--config", config, ...args], { stdio: "inherit", env }));
+  await waitFor(`http://127.0.0.1:${adminPort}/healthz`, "GET");
+  return { ingress: `http://127.0.0.1:${ingressPort}`, pull: `http://127.0.0.1:${pullPort}` };
 }
 
 async function drainSpool(base: string): Promise<{ messages: number; perSecond: number }> {

@@ -22,14 +22,7 @@ export async function connectPostgres(options: ConnectOptions): Promise<Sql> {
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(options.schema)) {
     throw new StoreError("invalid_argument", `postgres schema name ${JSON.stringify(options.schema)} must be a plain identifier`);
   }
-  const sql = postgres(options.dsn, {
-    max: options.poolSize,
-    onnotice: () => {},
-    // The schema in application_name lets an operator (and the fault tests) find this store's sessions.
-    connection: { search_path: options.schema, application_name: `spool:${options.schema}`.slice(0, 63) },
-    // int8 columns hold epoch ms and counts, all well inside Number's exact range.
-    types: { bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) } },
-  }) as unknown as Sql;
+  const sql = postgres(options.dsn, { ...sessionOptions(options.schema), max: options.poolSize }) as unknown as Sql;
   try {
     await migrate(sql, options.schema, options.nowMs);
     return sql;
@@ -37,6 +30,17 @@ export async function connectPostgres(options: ConnectOptions): Promise<Sql> {
     await sql.end({ timeout: 1 }).catch(() => {});
     throw postgresStoreError(error, "cannot prepare PostgreSQL schema " + options.schema);
   }
+}
+
+/** Options every session of the store uses, the pool's and the wake-up listener's. */
+export function sessionOptions(schema: string) {
+  return {
+    onnotice: () => {},
+    // The schema in application_name lets an operator (and the fault tests) find this store's sessions.
+    connection: { search_path: schema, application_name: `spool:${schema}`.slice(0, 63) },
+    // int8 columns hold epoch ms and counts, all well inside Number's exact range.
+    types: { bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) } },
+  };
 }
 
 async function migrate(sql: Sql, schema: string, nowMs: number): Promise<void> {
@@ -64,5 +68,15 @@ async function migrate(sql: Sql, schema: string, nowMs: number): Promise<void> {
 export function postgresStoreError(error: unknown, context: string): StoreError {
   if (error instanceof StoreError) return error;
   const detail = error instanceof Error ? error.message : String(error);
-  return new StoreError("unavailable", `${context}: ${detail}`, undefined, { cause: error });
+  const what = isConnectionLoss(error) ? `lost the PostgreSQL connection (${detail}); the next call reconnects` : detail;
+  return new StoreError("unavailable", `${context}: ${what}`, undefined, { cause: error });
+}
+
+/**
+ * A killed or dropped session: SQLSTATE class 08 (connection exception), 57P01-57P03 (terminated by
+ * an administrator, a crash or a restart), or the driver's own codes for a closed or unreachable socket.
+ */
+function isConnectionLoss(error: unknown): boolean {
+  const code = String((error as { code?: unknown } | null)?.code ?? "");
+  return /^08|^57P0[123]$|^CONNECTION_(CLOSED|DESTROYED)$|^CONNECT_TIMEOUT$|^ECONN|^EPIPE$|^ETIMEDOUT$/.test(code);
 }

@@ -1,0 +1,137 @@
+// Queue statistics and backlog analytics on PostgreSQL: the database counts and groups, the shared
+// arithmetic in ../backlog.ts shapes the reports, so every backend answers alike.
+import { activeTotal, matchesSelector, queueStatsFrom, rollupTrends, summarizeAging, topQueuedReport, type BacklogRow } from "../backlog.js";
+import {
+  AGING_SCAN_LIMIT,
+  MESSAGE_STATES,
+  type AgingSummaryReport,
+  type BacklogState,
+  type MessageState,
+  type OldestQueuedReport,
+  type QueuedBucket,
+  type QueueStats,
+  type Selector,
+  type TopQueuedReport,
+  type TrendsReport,
+  type TrendsRequest,
+} from "../store.js";
+import { validateLimit } from "../validate.js";
+import type { PgContext, Row } from "./context.js";
+import * as q from "./queries.js";
+
+export async function queueStats(cx: PgContext): Promise<QueueStats> {
+  const nowMs = cx.clock.now();
+  await cx.expireLeases(nowMs);
+  return queueStatsFrom(await countByState(cx), await queuedBuckets(cx, {}), await leasedByRoute(cx), nowMs);
+}
+
+async function leasedByRoute(cx: PgContext): Promise<Record<string, number>> {
+  // The lease-expiry index is partial on state = 'leased', so only leased rows are visited.
+  const rows: Row[] = await cx.sql.unsafe("SELECT route, count(*) AS n FROM messages WHERE state = 'leased' GROUP BY route", [] as never[], { prepare: true });
+  return Object.fromEntries(rows.map((row) => [row.route as string, Number(row.n)]));
+}
+
+export async function topQueued(cx: PgContext, selector: Selector, limit: number): Promise<TopQueuedReport> {
+  validateLimit(limit);
+  await cx.expireLeases();
+  return topQueuedReport(await countByState(cx), await queuedBuckets(cx, selector), limit);
+}
+
+export async function oldestQueued(cx: PgContext, selector: Selector, limit: number): Promise<OldestQueuedReport> {
+  validateLimit(limit);
+  await cx.expireLeases();
+  const where = new q.Where().add("state = 'queued'").selector(selector);
+  const countRows: Row[] = await cx.sql.unsafe(`SELECT count(*) AS n FROM messages ${where.sql()}`, where.params as never[], { prepare: true });
+  const limitParam = where.param(limit);
+  const rows: Row[] = await cx.sql.unsafe(
+    `SELECT id, route, target, received_at, attempt, next_run_at FROM messages ${where.sql()} ORDER BY received_at, id LIMIT ${limitParam}`,
+    where.params as never[],
+    { prepare: true },
+  );
+  const byState = await countByState(cx);
+  const queuedTotal = countRows[0].n as number;
+  return {
+    queueTotal: activeTotal(byState),
+    queuedTotal,
+    limit,
+    returned: rows.length,
+    truncated: queuedTotal > rows.length,
+    items: rows.map((row) => ({ id: row.id, route: row.route, target: row.target, receivedAtMs: row.received_at, attempt: row.attempt, nextRunAtMs: row.next_run_at })),
+  };
+}
+
+export async function agingSummary(cx: PgContext, selector: Selector, states: readonly BacklogState[], limit: number): Promise<AgingSummaryReport> {
+  validateLimit(limit);
+  await cx.expireLeases();
+  const where = new q.Where().states(states).selector(selector);
+  const scanLimit = where.param(AGING_SCAN_LIMIT + 1);
+  const rows: Row[] = await cx.sql.unsafe(
+    `SELECT route, target, state, received_at, next_run_at FROM messages ${where.sql()} ORDER BY received_at LIMIT ${scanLimit}`,
+    where.params as never[],
+    { prepare: true },
+  );
+  const byState = await countByState(cx);
+  return summarizeAging({
+    rows: rows.slice(0, AGING_SCAN_LIMIT).map(
+      (row): BacklogRow => ({ route: row.route, target: row.target, state: row.state, receivedAtMs: row.received_at, nextRunAtMs: row.next_run_at }),
+    ),
+    nowMs: cx.clock.now(),
+    states,
+    limit,
+    queueTotal: activeTotal(byState),
+    queuedTotal: byState.queued,
+    sourceBounded: rows.length > AGING_SCAN_LIMIT,
+  });
+}
+
+/** Stores one sample per route/target with queued, leased or dead messages; returns how many. */
+export async function captureTrendSample(cx: PgContext): Promise<number> {
+  const nowMs = cx.clock.now();
+  await cx.expireLeases(nowMs);
+  // An empty queue still records that a capture happened, so trends can tell "empty" from "stale".
+  const rows: Row[] = await cx.sql.unsafe(
+    `WITH counts AS (
+       SELECT route, target, count(*) FILTER (WHERE state = 'queued') AS queued,
+              count(*) FILTER (WHERE state = 'leased') AS leased, count(*) FILTER (WHERE state = 'dead') AS dead
+       FROM messages WHERE state IN ('queued', 'leased', 'dead') GROUP BY route, target
+     ), chosen AS (
+       SELECT * FROM counts UNION ALL SELECT '', '', 0, 0, 0 WHERE NOT EXISTS (SELECT 1 FROM counts)
+     )
+     INSERT INTO trend_samples (captured_at, route, target, queued, leased, dead)
+     SELECT $1, route, target, queued, leased, dead FROM chosen RETURNING 1`,
+    [nowMs],
+    { prepare: true },
+  );
+  return rows.length;
+}
+
+export async function trends(cx: PgContext, request: TrendsRequest): Promise<TrendsReport> {
+  const rows: Row[] = await cx.sql.unsafe(
+    "SELECT captured_at, route, target, queued, leased, dead FROM trend_samples WHERE captured_at >= $1 AND captured_at < $2",
+    [request.untilMs - request.windowMs, request.untilMs],
+    { prepare: true },
+  );
+  return rollupTrends(
+    rows.map((r) => ({ capturedAtMs: r.captured_at, route: r.route, target: r.target, queued: r.queued, leased: r.leased, dead: r.dead })),
+    request,
+  );
+}
+
+async function countByState(cx: PgContext): Promise<Record<MessageState, number>> {
+  const counts = Object.fromEntries(MESSAGE_STATES.map((s) => [s, 0])) as Record<MessageState, number>;
+  const rows: Row[] = await cx.sql.unsafe("SELECT state, count(*) AS n FROM messages GROUP BY state", [] as never[], { prepare: true });
+  for (const row of rows) counts[row.state as MessageState] = row.n;
+  return counts;
+}
+
+async function queuedBuckets(cx: PgContext, selector: Selector): Promise<QueuedBucket[]> {
+  const rows: Row[] = await cx.sql.unsafe(
+    `SELECT route, target, count(*) AS queued, min(received_at) AS oldest, min(next_run_at) AS earliest
+     FROM messages WHERE state = 'queued' GROUP BY route, target`,
+    [],
+    { prepare: true },
+  );
+  return rows
+    .filter((row) => matchesSelector(selector, row.route, row.target))
+    .map((row) => ({ route: row.route, target: row.target, queued: row.queued, oldestQueuedReceivedAtMs: row.oldest, earliestQueuedNextRunAtMs: row.earliest }));
+}

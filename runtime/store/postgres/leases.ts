@@ -1,0 +1,127 @@
+// The lease hot path on PostgreSQL: dequeue leases ready messages with FOR UPDATE SKIP LOCKED (no
+// message is leased twice, across instances too); ack, nack and extend are one statement each, with a
+// second look only at the leases that statement did not change; expired leases are swept back to
+// queued at most every SWEEP_INTERVAL_MS by dequeue, and by any read that must not show them leased.
+import { newLeaseId } from "../../ids.js";
+import { positiveOrNull } from "../options.js";
+import { SETTLED_LEASE_MEMORY_MS, StoreError, type DequeueRequest, type LeasedMessage, type LeaseOutcome, type LeaseScope, type NackOptions } from "../store.js";
+import { uniqueIds } from "../validate.js";
+import { announceReady, type PgContext, type Row } from "./context.js";
+import * as q from "./queries.js";
+
+/** Expired leases are swept at most this often (clock ms) by dequeue; settle paths sweep when they see one. */
+const SWEEP_INTERVAL_MS = 100;
+
+type SettleKind = "ack" | "nack";
+
+export class LeaseOps {
+  private lastSweepMs = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly cx: PgContext) {}
+
+  async leaseReady(request: DequeueRequest): Promise<LeasedMessage[]> {
+    const nowMs = this.cx.clock.now();
+    if (nowMs - this.lastSweepMs >= SWEEP_INTERVAL_MS || nowMs < this.lastSweepMs) await this.expireLeases(nowMs);
+    const leaseUntilMs = nowMs + request.leaseTtlMs;
+    const leaseIds = Array.from({ length: request.batch }, newLeaseId);
+    const rows: Row[] =
+      request.target === undefined
+        ? await this.cx.sql.unsafe(q.LEASE_READY, [request.route, nowMs, request.batch, leaseIds, leaseUntilMs], { prepare: true })
+        : await this.cx.sql.unsafe(q.LEASE_READY_FOR_TARGET, [request.route, nowMs, request.batch, leaseIds, request.target, leaseUntilMs], { prepare: true });
+    if (rows.length === 0) return [];
+    this.cx.ready.notifyAt(leaseUntilMs);
+    return [...rows]
+      .sort((a, b) => a.rn - b.rn)
+      .map((row) => ({
+        id: row.id,
+        leaseId: row.lease_id,
+        route: row.route,
+        target: row.target,
+        payload: row.payload,
+        headers: row.headers,
+        trace: row.trace ?? null,
+        receivedAtMs: row.received_at,
+        attempt: row.attempt,
+        leaseUntilMs,
+      }));
+  }
+
+  async expireLeases(nowMs = this.cx.clock.now()): Promise<void> {
+    const rows = await this.cx.sql.unsafe(q.EXPIRE_LEASES + " RETURNING route", [nowMs], { prepare: true });
+    this.lastSweepMs = nowMs;
+    for (const route of new Set(rows.map((r: Row) => r.route as string))) this.cx.ready.notify(route);
+  }
+
+  ack(leaseIds: readonly string[], scope?: LeaseScope): Promise<LeaseOutcome> {
+    const sqlText = positiveOrNull(this.cx.limits.deliveredRetentionMs) === null ? q.ACK_DELETE : q.ACK_DELIVER;
+    return this.settle(leaseIds, scope, "ack", sqlText, []);
+  }
+
+  async nack(leaseIds: readonly string[], how: NackOptions, scope?: LeaseScope): Promise<LeaseOutcome> {
+    const nowMs = this.cx.clock.now();
+    if (how.dead) return this.settle(leaseIds, scope, "nack", q.NACK_DEAD, [how.reason ? how.reason : null]);
+    const nextRunAtMs = nowMs + Math.max(0, how.delayMs);
+    const { outcome, routes } = await this.settleWithRoutes(leaseIds, scope, "nack", q.NACK_REQUEUE, [nextRunAtMs], nowMs);
+    if (routes.size > 0) {
+      if (nextRunAtMs > nowMs) this.cx.ready.notifyAt(nextRunAtMs);
+      else await announceReady(this.cx, routes);
+    }
+    return outcome;
+  }
+
+  async extend(leaseIds: readonly string[], leaseTtlMs: number, scope?: LeaseScope): Promise<LeaseOutcome> {
+    if (!(leaseTtlMs > 0)) throw new StoreError("invalid_argument", `lease ttl must be positive, got ${leaseTtlMs}`);
+    const untilMs = this.cx.clock.now() + leaseTtlMs;
+    const outcome = await this.settle(leaseIds, scope, null, q.EXTEND, [untilMs]);
+    if (outcome.settled.length > 0) this.cx.ready.notifyAt(untilMs);
+    return outcome;
+  }
+
+  private async settle(leaseIds: readonly string[], scope: LeaseScope | undefined, kind: SettleKind | null, sqlText: string, extra: unknown[]): Promise<LeaseOutcome> {
+    return (await this.settleWithRoutes(leaseIds, scope, kind, sqlText, extra, this.cx.clock.now())).outcome;
+  }
+
+  /**
+   * The common path is one statement. Leases it did not change are classified afterwards:
+   * remembered as settled the same way (success), still leased but past lease_until (expired, and
+   * swept back to queued), or unknown. `kind` null (extend) has no idempotent repeat.
+   */
+  private async settleWithRoutes(
+    leaseIds: readonly string[],
+    scope: LeaseScope | undefined,
+    kind: SettleKind | null,
+    sqlText: string,
+    extra: unknown[],
+    nowMs: number,
+  ): Promise<{ outcome: LeaseOutcome; routes: Set<string> }> {
+    const ids = uniqueIds(leaseIds, "lease");
+    const outcome: LeaseOutcome = { settled: [], conflicts: [] };
+    const routes = new Set<string>();
+    if (ids.length === 0) return { outcome, routes };
+    const changed: Row[] = await this.cx.sql.unsafe(sqlText, [ids, nowMs, scope?.route ?? null, ...extra] as never[], { prepare: true });
+    const done = new Set(changed.map((row) => row.lease_id as string));
+    for (const row of changed) routes.add(row.route);
+    const leftover = ids.filter((id) => !done.has(id));
+    const classified = new Map<string, Row>();
+    if (leftover.length > 0) {
+      const rows: Row[] = await this.cx.sql.unsafe(q.CLASSIFY_LEASES, [leftover, nowMs - SETTLED_LEASE_MEMORY_MS], { prepare: true });
+      for (const row of rows) classified.set(row.lease_id, row);
+    }
+    let sawExpired = false;
+    for (const leaseId of ids) {
+      if (done.has(leaseId)) {
+        outcome.settled.push(leaseId);
+        continue;
+      }
+      const row = classified.get(leaseId);
+      const inScope = row?.state === "leased" && (scope?.route === undefined || row.route === scope.route);
+      if (kind && row?.kind === kind) outcome.settled.push(leaseId);
+      else if (inScope) {
+        sawExpired = true;
+        outcome.conflicts.push({ leaseId, reason: "lease_expired" });
+      } else outcome.conflicts.push({ leaseId, reason: "lease_not_found" });
+    }
+    if (sawExpired) await this.expireLeases(nowMs);
+    return { outcome, routes };
+  }
+}
