@@ -251,7 +251,6 @@ async function benchBackend(run: BackendRun): Promise<void> {
   console.log(`\n${run.name} (${run.consumers} consumer${run.consumers > 1 ? "s" : ""} for dequeue+ack)`);
   const rawDb = run.name === "postgres" ? null : rawSqlite(join(dir.path, `raw-${run.name}-${++seq}.db`));
   const rawPg = run.name === "postgres" ? await rawPostgres(`spool_bench_raw_${process.pid}`) : null;
-  const rawLabel = rawPg ? "postgres" : "better-sqlite3";
   try {
     await settle();
     const enqueue = await withStore(run, enqueueRate);
