@@ -276,15 +276,22 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
     const record = decideSettlement(result, settings.retry, item, route, settings.target, random);
     const how = record.outcome === "acked" ? undefined : record.outcome === "retry" ? { delayMs: record.delayMs } : { dead: true as const, reason: record.deadReason };
     const attemptRecord: AttemptRecord = record.attemptRecord;
-    // Issued together so a store with group commit writes the attempt and the settlement in one
-    // commit; each failure is reported on its own. A failed settlement leaves the lease to expire
-    // and the message comes back: at-least-once, nothing lost.
-    const [recorded, settled] = await Promise.allSettled([
-      deps.queue.recordAttempt(attemptRecord),
-      how === undefined ? deps.queue.ack([item.leaseId]) : deps.queue.nack([item.leaseId], how),
-    ]);
-    if (recorded.status === "rejected") deps.observer?.onError?.(recorded.reason, { route, target: settings.target, operation: "record_attempt" });
-    if (settled.status === "rejected") deps.observer?.onError?.(settled.reason, { route, target: settings.target, operation: how === undefined ? "ack" : "nack" });
+    // The attempt is recorded before the lease is settled, so a message seen delivered or dead
+    // always has its attempt listed (separate transactions on PostgreSQL would otherwise race).
+    // Each failure is reported on its own; a failed settlement leaves the lease to expire and the
+    // message comes back: at-least-once, nothing lost. Deliveries finishing together still share
+    // commits: the store queue groups their records, then their settlements.
+    try {
+      await deps.queue.recordAttempt(attemptRecord);
+    } catch (error) {
+      deps.observer?.onError?.(error, { route, target: settings.target, operation: "record_attempt" });
+    }
+    try {
+      if (how === undefined) await deps.queue.ack([item.leaseId]);
+      else await deps.queue.nack([item.leaseId], how);
+    } catch (error) {
+      deps.observer?.onError?.(error, { route, target: settings.target, operation: how === undefined ? "ack" : "nack" });
+    }
     deps.observer?.onAttempt?.({ ...attemptRecord, kind: settings.kind, durationMs: deps.clock.now() - startedMs, ...(output ? { output } : {}) });
   }
 

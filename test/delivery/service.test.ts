@@ -93,6 +93,11 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T 
   }
 }
 
+/** The dispatcher counts an attempt after recording it and settling its lease: waiting on the counter waits for both. */
+async function delivered(metrics: SpoolMetrics, outcome: "acked" | "dead", count = 1): Promise<void> {
+  await waitFor(`${count} ${outcome} deliveries settled`, async () => ((await counterValue(metrics, outcome)) >= count ? true : undefined));
+}
+
 async function counterValue(metrics: SpoolMetrics, name: "attempts" | "acked" | "retry" | "dead"): Promise<number> {
   return (await metrics.delivery[name].get()).values[0]?.value ?? 0;
 }
@@ -136,7 +141,7 @@ test("push delivers the exact stored body with stored, target and Spool headers,
   const body = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x31, 0x7d, 0x0a, 0xff, 0x00, 0xfe]);
   await h.enqueue("evt_exact", url, body, { "Content-Type": "application/json", "X-Source": "origin" });
 
-  await waitFor("acked attempt", async () => (await attemptsOf(h.store, "evt_exact")).find((a) => a.outcome === "acked"));
+  await delivered(h.metrics, "acked");
   assert.equal(rx.requests.length, 1);
   const [request] = rx.requests;
   assert.equal(request.path, "/in");
@@ -163,7 +168,7 @@ test("500 then 200 is delivered on attempt 2 with the retry and the ack recorded
   h.service.start(compile(`${localEgress}/hooks {\n  deliver "${rx.url}" {\n    ${fastRetry}\n  }\n}\n`));
   await h.enqueue("evt_retry", rx.url, "{}");
 
-  await waitFor("acked attempt", async () => (await attemptsOf(h.store, "evt_retry")).find((a) => a.outcome === "acked"));
+  await delivered(h.metrics, "acked");
   const attempts = await attemptsOf(h.store, "evt_retry");
   assert.equal(attempts.map((a) => [a.attempt, a.outcome, a.statusCode]), [
     [1, "retry", 500],
@@ -185,6 +190,7 @@ test("400 is dead at once with no_retry, without a second request", async () => 
   h.service.start(compile(`${localEgress}/hooks {\n  deliver "${rx.url}" {\n    ${fastRetry}\n  }\n}\n`));
   await h.enqueue("evt_dead", rx.url, "{}");
 
+  await delivered(h.metrics, "dead");
   const [dead] = await waitFor("dead message", async () => {
     const list = await h.store.listMessages({ route: "/hooks", state: "dead", limit: 10 });
     return list.length > 0 ? list : undefined;
@@ -205,7 +211,7 @@ test("fan-out: each of two targets receives its message once", async () => {
   await h.enqueue("evt_fan_a", `${a.url}/a`, "fan");
   await h.enqueue("evt_fan_b", `${b.url}/b`, "fan");
 
-  await waitFor("both acked", async () => (await h.store.listAttempts({ route: "/hooks", outcome: "acked", limit: 10 })).length === 2 || undefined);
+  await delivered(h.metrics, "acked", 2);
   assert.equal(a.requests.map((r) => [r.path, r.headers["x-spool-message-id"], r.body.toString()]), [["/a", "evt_fan_a", "fan"]]);
   assert.equal(b.requests.map((r) => [r.path, r.headers["x-spool-message-id"], r.body.toString()]), [["/b", "evt_fan_b", "fan"]]);
 });
@@ -246,7 +252,7 @@ test("exec target gets the payload bytes on stdin and the Spool environment", as
   const body = Buffer.from([0x00, 0x01, 0xff, 0x0a, 0x41, 0x0d, 0x0a]);
   await h.enqueue("evt_exec", "exec:/bin/sh", body);
 
-  await waitFor("acked attempt", async () => (await attemptsOf(h.store, "evt_exec")).find((a) => a.outcome === "acked"));
+  await delivered(h.metrics, "acked");
   assert.ok(readFileSync(out).equals(body));
   assert.equal(readFileSync(env, "utf8"), "evt_exec 1 from-config\n");
   const logged = h.logLines.find((line) => line.msg === "delivery attempt" && line.event_id === "evt_exec");
