@@ -22,6 +22,8 @@ const dir = makeTempDir("store-bench");
 const payload = new Uint8Array(256).fill(97);
 const headers = { "content-type": "application/json", "x-request-id": "bench" };
 let seq = 0;
+/** Messages drained at 10k and at the deep backlog for the depth ratio. */
+const DEPTH_SAMPLE = 8_000;
 
 function msg(route = "/bench"): NewMessage {
   return { id: `b${++seq}`, route, target: "pull", payload, headers };
@@ -54,9 +56,14 @@ async function timed(work: () => Promise<number>, durationMs = seconds * 1000): 
  * After a bulk load the kernel is still writing it back, and every fsync of the measurement would
  * queue behind that; a checkpoint (prune) and `sync` first make the figures about the store.
  */
+/**
+ * Between a fill and a measurement: prune, flush the disk, and (the runner passes --expose-gc)
+ * collect the fill's garbage, so a measurement is not charged for the work before it.
+ */
 async function settle(store?: Store): Promise<void> {
   if (store) await store.prune();
   execFileSync("sync");
+  (globalThis as { gc?: () => void }).gc?.();
 }
 
 async function fill(store: Store, count: number, route = "/bench"): Promise<void> {
@@ -87,13 +94,14 @@ async function enqueueRate(store: Store): Promise<number> {
   return rate(count, performance.now() - started);
 }
 
-async function drainRate(store: Store, batch: number, consumers: number, route = "/bench"): Promise<number> {
+/** Dequeue+ack for `seconds`, or until `maxMessages` were drained (the same work at every depth). */
+async function drainRate(store: Store, batch: number, consumers: number, route = "/bench", maxMessages = Infinity): Promise<number> {
   const started = performance.now();
   const deadline = started + seconds * 1000;
   let count = 0;
   await Promise.all(
     Array.from({ length: consumers }, async () => {
-      while (performance.now() < deadline) {
+      while (performance.now() < deadline && count < maxMessages) {
         const leased = await store.dequeue({ route, batch, leaseTtlMs: 60_000 });
         if (leased.length === 0) break;
         await store.ack(leased.map((m) => m.leaseId));
@@ -278,12 +286,13 @@ async function benchBackend(run: BackendRun): Promise<void> {
     const [shallow, deep] = await withStore(run, async (store) => {
       await fill(store, 10_000, "/shallow");
       await settle(store);
-      const atShallow = await drainRate(store, 32, run.consumers, "/shallow");
+      // Both depths drain the same 8,000 messages, so neither figure is a short burst beside a long run.
+      const atShallow = await drainRate(store, 32, run.consumers, "/shallow", DEPTH_SAMPLE);
       const loadStarted = performance.now();
       await fill(store, run.deep, "/deep");
       console.log(`  (loaded ${fmt(run.deep)} queued messages in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s)`);
       await settle(store);
-      const atDeep = await drainRate(store, 32, run.consumers, "/deep");
+      const atDeep = await drainRate(store, 32, run.consumers, "/deep", DEPTH_SAMPLE);
       return [atShallow, atDeep];
     });
     line("dequeue+ack batch 32 at 10k queued", shallow);

@@ -46,3 +46,55 @@ export class Heap<T> {
     return top;
   }
 }
+
+/**
+ * A min-queue for ready messages: a FIFO run for entries pushed in order (the usual case: ingress
+ * appends messages ready now, each no earlier than the last) beside a heap for the rest (delays,
+ * nacks, lease expiries, explicit received_at). Popping the FIFO reads memory in order; a binary
+ * heap of 1M entries chases a pointer to a cold cache line at each of its 20 levels, which made
+ * dequeue at 1M queued several times slower than at 10k.
+ */
+export class RunQueue<T> {
+  private run: T[] = [];
+  private head = 0;
+  private readonly heap: Heap<T>;
+
+  constructor(private readonly less: (a: T, b: T) => boolean) {
+    this.heap = new Heap(less);
+  }
+
+  get size(): number {
+    return this.run.length - this.head + this.heap.size;
+  }
+
+  peek(): T | undefined {
+    const first = this.head < this.run.length ? this.run[this.head] : undefined;
+    const top = this.heap.peek();
+    if (first === undefined) return top;
+    if (top === undefined) return first;
+    return this.less(top, first) ? top : first;
+  }
+
+  push(item: T): void {
+    const last = this.head < this.run.length ? this.run[this.run.length - 1] : undefined;
+    if (last === undefined || !this.less(item, last)) this.run.push(item);
+    else this.heap.push(item);
+  }
+
+  pop(): T | undefined {
+    const first = this.head < this.run.length ? this.run[this.head] : undefined;
+    const top = this.heap.peek();
+    if (first === undefined || (top !== undefined && this.less(top, first))) return this.heap.pop();
+    this.run[this.head] = undefined as T;
+    this.head++;
+    // Drop the consumed prefix once it is most of the array, so memory follows the backlog.
+    if (this.head === this.run.length) {
+      this.run = [];
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.run.length) {
+      this.run = this.run.slice(this.head);
+      this.head = 0;
+    }
+    return first;
+  }
+}

@@ -3,7 +3,7 @@
 // one heap of lease expiries, and per-state counts and retained bytes. Heap entries are deleted
 // lazily: each carries the row version it was pushed at, and a changed row makes it stale.
 import type { Headers, MessageState } from "../store.js";
-import { Heap } from "./heap.js";
+import { Heap, RunQueue } from "./heap.js";
 
 export interface Row {
   id: string;
@@ -33,7 +33,7 @@ interface ReadyEntry {
 }
 
 /** Ready rows of one route/target, next to dequeue on top. */
-export type ReadyHeap = Heap<ReadyEntry>;
+export type ReadyHeap = RunQueue<ReadyEntry>;
 
 interface LeaseEntry {
   row: Row;
@@ -185,7 +185,7 @@ export class MessageTable {
     const key = row.route + "\u0000" + row.target;
     let heap = this.readyByKey.get(key);
     if (!heap) {
-      heap = new Heap<ReadyEntry>(readyBefore);
+      heap = new RunQueue<ReadyEntry>(readyBefore);
       this.readyByKey.set(key, heap);
       let targets = this.targetsByRoute.get(row.route);
       if (!targets) this.targetsByRoute.set(row.route, (targets = new Set()));
