@@ -88,7 +88,7 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
     async ack(route, request) {
       const { leaseIds, single } = leaseIdsOf(request, deps.limits().maxLeaseBatch);
       const outcome = await settle("ack", () => store.ack(leaseIds, { route }));
-      metrics.pull.acked.inc({ route }, outcome.settled.length);
+      metrics.pull.acked.inc({ route }, firstSettlements(outcome));
       countConflicts(route, outcome, metrics.pull.ackConflict);
       if (outcome.conflicts.length > 0) throw conflict(outcome, "acked");
       return single ? { status: 204 } : { status: 200, body: { acked: outcome.settled.length } };
@@ -99,10 +99,11 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
       // dead: true ignores the delay and keeps the reason as dead_reason (webhook-queue.md "nack").
       const how = request.dead ? { dead: true as const, reason: request.reason ?? null } : { delayMs: Math.max(0, request.delayMs ?? 0) };
       const outcome = await settle("nack", () => store.nack(leaseIds, how, { route }));
-      metrics.pull.nacked.inc({ route }, outcome.settled.length);
+      metrics.pull.nacked.inc({ route }, firstSettlements(outcome));
       // A worker's dead letter counts like a delivery's, under the nack reason (webhook-queue.md
       // "Health details": dead_by_reason; "unspecified" and "other" are the worker's labels).
-      if (request.dead) recordDead(metrics.delivery, request.reason, outcome.settled.length);
+      // A repeated nack of the same lease is answered as a success but counted once.
+      if (request.dead) recordDead(metrics.delivery, request.reason, firstSettlements(outcome));
       countConflicts(route, outcome, metrics.pull.nackConflict);
       if (outcome.conflicts.length > 0) throw conflict(outcome, "succeeded");
       return single ? { status: 204 } : { status: 200, body: { succeeded: outcome.settled.length } };
@@ -194,4 +195,9 @@ function leaseTtlFor(requestedMs: number | undefined, limits: PullLimits): numbe
 
 function capped(valueMs: number, capMs: number | null): number {
   return capMs === null ? valueMs : Math.min(valueMs, capMs);
+}
+
+/** Settlements this call made, leaving out idempotent repeats of earlier ones. */
+function firstSettlements(outcome: LeaseOutcome): number {
+  return outcome.settled.length - (outcome.repeated?.length ?? 0);
 }

@@ -85,6 +85,12 @@ export interface LeaseConflict {
 export interface LeaseOutcome {
   settled: string[];
   conflicts: LeaseConflict[];
+  /**
+   * Of `settled`, the leases that had already been settled the same way (an idempotent repeat
+   * within the settled-lease memory): present only when there are some, so callers count each
+   * settlement once.
+   */
+  repeated?: string[];
 }
 
 /** Restricts lease operations to one route: a lease of another route is `lease_not_found`. */

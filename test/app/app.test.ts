@@ -186,6 +186,8 @@ test("batch ack reports conflicts with the acked count; nack dead (counted by re
     const dead = await pullCall(`${s.pull}/a`, "nack", "pull-token", { lease_ids: [items[1].lease_id, items[2].lease_id], dead: true, reason: "bad payload" });
     assert.is(dead.status, 200);
     assert.equal(dead.json, { succeeded: 2 });
+    const repeatedDead = await pullCall(`${s.pull}/a`, "nack", "pull-token", { lease_ids: [items[1].lease_id, items[2].lease_id], dead: true, reason: "bad payload" });
+    assert.equal([repeatedDead.status, repeatedDead.json], [200, { succeeded: 2 }], "a repeated nack is idempotent success (and is not counted again below)");
     const [view] = await s.app.context.store.getMessages([items[1].id]);
     assert.is(view.state, "dead");
     assert.is(view.deadReason, "bad payload");

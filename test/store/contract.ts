@@ -219,8 +219,8 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     await store.ack([a.leaseId]);
     await store.nack([n.leaseId], { dead: true, reason: "bad" });
     clock.advance(119 * SECOND);
-    assert.equal(await store.ack([a.leaseId]), { settled: [a.leaseId], conflicts: [] });
-    assert.equal(await store.nack([n.leaseId], { dead: true }), { settled: [n.leaseId], conflicts: [] });
+    assert.equal(await store.ack([a.leaseId]), { settled: [a.leaseId], conflicts: [], repeated: [a.leaseId] });
+    assert.equal(await store.nack([n.leaseId], { dead: true }), { settled: [n.leaseId], conflicts: [], repeated: [n.leaseId] });
     assert.equal((await store.nack([a.leaseId], { delayMs: 0 })).conflicts, [{ leaseId: a.leaseId, reason: "lease_not_found" }]);
     assert.equal((await store.ack([n.leaseId])).conflicts, [{ leaseId: n.leaseId, reason: "lease_not_found" }]);
     assert.is(await stateOf(store, "nacked"), "dead");

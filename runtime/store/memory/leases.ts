@@ -95,6 +95,7 @@ export class LeaseOps {
         outcome.settled.push(leaseId);
       } else if (kind && this.settled.lookup(leaseId, nowMs) === kind) {
         outcome.settled.push(leaseId);
+        (outcome.repeated ??= []).push(leaseId);
       } else if (row && inScope) {
         this.cx.table.expireLeases(nowMs);
         outcome.conflicts.push({ leaseId, reason: "lease_expired" });

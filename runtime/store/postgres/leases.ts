@@ -115,8 +115,10 @@ export class LeaseOps {
       }
       const row = classified.get(leaseId);
       const inScope = row?.state === "leased" && (scope?.route === undefined || row.route === scope.route);
-      if (kind && row?.kind === kind) outcome.settled.push(leaseId);
-      else if (inScope) {
+      if (kind && row?.kind === kind) {
+        outcome.settled.push(leaseId);
+        (outcome.repeated ??= []).push(leaseId);
+      } else if (inScope) {
         sawExpired = true;
         outcome.conflicts.push({ leaseId, reason: "lease_expired" });
       } else outcome.conflicts.push({ leaseId, reason: "lease_not_found" });

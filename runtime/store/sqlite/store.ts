@@ -175,7 +175,7 @@ export class SqliteStore implements Store {
       const done = new Set(deleted);
       const rest = this.settleLeases(ids.filter((id) => !done.has(id)), scope, "ack", () => {});
       const settled = new Set([...deleted, ...rest.settled]);
-      return { settled: ids.filter((id) => settled.has(id)), conflicts: rest.conflicts };
+      return { settled: ids.filter((id) => settled.has(id)), conflicts: rest.conflicts, ...(rest.repeated ? { repeated: rest.repeated } : {}) };
     });
   }
 
@@ -229,6 +229,7 @@ export class SqliteStore implements Store {
         outcome.settled.push(leaseId);
       } else if (kind && this.settled.lookup(leaseId, nowMs) === kind) {
         outcome.settled.push(leaseId);
+        (outcome.repeated ??= []).push(leaseId);
       } else if (row && inScope) {
         sawExpired = true;
         outcome.conflicts.push({ leaseId, reason: "lease_expired" });
