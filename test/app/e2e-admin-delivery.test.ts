@@ -21,7 +21,8 @@ interface Received {
 }
 
 const e2e = suite("spool run: admin API and push delivery end to end");
-const dir = makeTempDir("admin-delivery").path;
+const tempDir = makeTempDir("admin-delivery");
+const dir = tempDir.path;
 const received: Received[] = [];
 let answers: number[] = [];
 let spool: SpoolProcess;
@@ -85,6 +86,7 @@ defaults {
 e2e.after(async () => {
   if (spool) await stopSpool(spool);
   receiver.close();
+  tempDir.cleanup();
 });
 
 e2e("a pushed webhook that first gets 500 is delivered on attempt 2, signed, and both attempts are listed", async () => {

@@ -12,7 +12,9 @@ function spool(args: string[], cwd = repoPath()): { code: number; stdout: string
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 
-const dir = makeTempDir("cli").path;
+const temp = makeTempDir("cli");
+const dir = temp.path;
+process.on("exit", () => temp.cleanup());
 const messy = join(dir, "messy.spool");
 const messyText = "# header\npull_api {   auth token raw:t   } # eol\n\n\n\n/a { pull { path /a } }\n";
 const canonical = "# header\npull_api {\n  auth token raw:t\n} # eol\n\n/a {\n  pull {\n    path /a\n  }\n}\n";

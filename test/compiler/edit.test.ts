@@ -96,8 +96,8 @@ edit("every edited result validates and reformats without changing the IR", () =
 });
 
 edit("atomic write replaces the file and rollback restores the previous bytes exactly", async () => {
-  const dir = makeTempDir("edit").path;
-  const path = join(dir, "Spoolfile");
+  const temp = makeTempDir("edit");
+  const path = join(temp.path, "Spoolfile");
   const previous = Buffer.from("# crlf file\r\npull_api { auth token raw:t }\r\n\u00e9\n");
   writeFileSync(path, previous);
   const replacement = await replaceFileAtomically(path, "new content\n");
@@ -106,6 +106,7 @@ edit("atomic write replaces the file and rollback restores the previous bytes ex
   assert.ok(readFileSync(path).equals(previous));
   await writeFileAtomically(path, "again\n");
   assert.is(readFileSync(path, "utf8"), "again\n");
+  temp.cleanup();
 });
 
 edit.run();
