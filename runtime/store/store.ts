@@ -122,6 +122,13 @@ export interface Selector {
   target?: string;
 }
 
+/** Which large fields a message view carries (GET /messages include_payload/headers/trace). */
+export interface MessageIncludes {
+  payload?: boolean;
+  headers?: boolean;
+  trace?: boolean;
+}
+
 export interface MessageFilter extends Selector {
   state?: MessageState;
   /** Only messages with received_at < beforeMs. */
@@ -406,7 +413,7 @@ export interface Store {
 
   /** Newest first (received_at desc, then id desc). */
   listMessages(filter: MessageFilter): Promise<MessageView[]>;
-  getMessages(ids: readonly string[], include?: { payload?: boolean; headers?: boolean; trace?: boolean }): Promise<MessageView[]>;
+  getMessages(ids: readonly string[], include?: MessageIncludes): Promise<MessageView[]>;
 
   /** By ids: returns how many changed; ids in other states or unknown ids are not counted. */
   changeByIds(op: LifecycleOp, ids: readonly string[]): Promise<number>;

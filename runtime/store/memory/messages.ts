@@ -1,16 +1,10 @@
 // Reading messages on the memory backend: filtered lists (newest first) and lookups by id. Views
 // copy headers and trace, so a caller cannot change what the store holds.
 import { matchesSelector } from "../backlog.js";
-import type { MessageFilter, MessageView } from "../store.js";
+import type { MessageFilter, MessageIncludes, MessageView } from "../store.js";
 import { uniqueIds, validateLimit } from "../validate.js";
 import type { MemoryContext } from "./context.js";
 import type { Row } from "./table.js";
-
-export interface MessageIncludes {
-  payload?: boolean;
-  headers?: boolean;
-  trace?: boolean;
-}
 
 export function listMessages(cx: MemoryContext, filter: MessageFilter): MessageView[] {
   validateLimit(filter.limit);

@@ -26,6 +26,7 @@ import {
   type LifecycleOp,
   type MemoryStoreStats,
   type MessageFilter,
+  type MessageIncludes,
   type MessageView,
   type NackOptions,
   type NewAttempt,
@@ -117,7 +118,7 @@ export class MemoryStore implements Store {
     return this.run("list_messages", () => messages.listMessages(this.cx, filter));
   }
 
-  getMessages(ids: readonly string[], include: messages.MessageIncludes = {}): Promise<MessageView[]> {
+  getMessages(ids: readonly string[], include: MessageIncludes = {}): Promise<MessageView[]> {
     return this.run("get_messages", () => messages.getMessages(this.cx, ids, include));
   }
 

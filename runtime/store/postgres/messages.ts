@@ -1,15 +1,9 @@
 // Reading messages on PostgreSQL: filtered lists (newest first) and lookups by id, with payload,
 // headers and trace fetched only when asked for.
-import type { MessageFilter, MessageView } from "../store.js";
+import type { MessageFilter, MessageIncludes, MessageView } from "../store.js";
 import { uniqueIds, validateLimit } from "../validate.js";
 import type { PgContext, Row } from "./context.js";
 import * as q from "./queries.js";
-
-export interface MessageIncludes {
-  payload?: boolean;
-  headers?: boolean;
-  trace?: boolean;
-}
 
 export async function listMessages(cx: PgContext, filter: MessageFilter): Promise<MessageView[]> {
   validateLimit(filter.limit);

@@ -26,6 +26,7 @@ import {
   type LifecycleFilter,
   type LifecycleOp,
   type MessageFilter,
+  type MessageIncludes,
   type MessageView,
   type NackOptions,
   type NewAttempt,
@@ -149,7 +150,7 @@ export class PostgresStore implements Store {
     return this.run("list_messages", () => messages.listMessages(this.cx, filter));
   }
 
-  getMessages(ids: readonly string[], include: messages.MessageIncludes = {}): Promise<MessageView[]> {
+  getMessages(ids: readonly string[], include: MessageIncludes = {}): Promise<MessageView[]> {
     return this.run("get_messages", () => messages.getMessages(this.cx, ids, include));
   }
 

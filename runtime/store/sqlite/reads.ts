@@ -9,6 +9,7 @@ import {
   type AttemptRecord,
   type BacklogState,
   type MessageFilter,
+  type MessageIncludes,
   type MessageState,
   type MessageView,
   type OldestQueuedReport,
@@ -68,7 +69,7 @@ export class SqliteReads {
     return rows.map((row) => viewOf(row, include));
   }
 
-  getMessages(ids: readonly string[], include: { payload?: boolean; headers?: boolean; trace?: boolean } = {}): MessageView[] {
+  getMessages(ids: readonly string[], include: MessageIncludes = {}): MessageView[] {
     const unique = uniqueIds(ids, "message");
     this.conn.expireLeases();
     const rows = this.conn.dynamic
@@ -165,11 +166,11 @@ export class SqliteReads {
   }
 }
 
-function columnsFor(include: { payload?: boolean; headers?: boolean; trace?: boolean }): string {
+function columnsFor(include: MessageIncludes): string {
   return MESSAGE_COLUMNS + (include.payload ? ", payload" : "") + (include.headers ? ", headers" : "") + (include.trace ? ", trace" : "");
 }
 
-function viewOf(row: MessageRow, include: { payload?: boolean; headers?: boolean; trace?: boolean }): MessageView {
+function viewOf(row: MessageRow, include: MessageIncludes): MessageView {
   const view: MessageView = {
     id: row.id,
     route: row.route,

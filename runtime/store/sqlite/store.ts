@@ -23,6 +23,7 @@ import {
   type LifecycleFilter,
   type LifecycleOp,
   type MessageFilter,
+  type MessageIncludes,
   type MessageView,
   type NackOptions,
   type NewAttempt,
@@ -271,7 +272,7 @@ export class SqliteStore implements Store {
     return this.run("list_messages", () => this.reads.listMessages(filter));
   }
 
-  getMessages(ids: readonly string[], include: { payload?: boolean; headers?: boolean; trace?: boolean } = {}): Promise<MessageView[]> {
+  getMessages(ids: readonly string[], include: MessageIncludes = {}): Promise<MessageView[]> {
     return this.run("get_messages", () => this.reads.getMessages(ids, include));
   }
 
