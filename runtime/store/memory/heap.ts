@@ -1,5 +1,6 @@
-// A binary min-heap. The memory store keeps ready messages and lease expiries in heaps with lazy
-// deletion (entries carry the version they were pushed at), so dequeue stays O(log n) at 1M queued.
+// The memory store's ordered structures: a binary min-heap (lease expiries) and the run queue built
+// on it (ready messages). Both take lazy deletion (entries carry the version they were pushed at),
+// so dequeue stays O(log n) at 1M queued, and O(1) for messages appended in order.
 export class Heap<T> {
   private readonly items: T[] = [];
 

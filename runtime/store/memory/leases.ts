@@ -1,4 +1,4 @@
-// The lease hot path of the memory backend: dequeue takes rows off the ready heaps, ack / nack /
+// The lease hot path of the memory backend: dequeue takes rows off the ready queues, ack / nack /
 // extend find the row by lease id; each is O(log n) per message at any backlog.
 import { newLeaseId } from "../../ids.js";
 import { positiveOrNull } from "../options.js";
@@ -20,9 +20,9 @@ export class LeaseOps {
     table.expireLeases(nowMs);
     const leased: LeasedMessage[] = [];
     const leaseUntilMs = nowMs + request.leaseTtlMs;
-    const heaps = table.readyHeaps(request.route, request.target);
+    const queues = table.readyQueues(request.route, request.target);
     while (leased.length < request.batch) {
-      const row = table.takeReady(heaps, nowMs);
+      const row = table.takeReady(queues, nowMs);
       if (!row) break;
       const leaseId = newLeaseId();
       table.lease(row, leaseId, leaseUntilMs);

@@ -1,7 +1,8 @@
 // The memory backend's data: every message row by id, and the indexes that keep the hot path off
-// O(n) at a 1M backlog: live leases by lease id, one ready heap per route/target in dequeue order,
-// one heap of lease expiries, and per-state counts and retained bytes. Heap entries are deleted
-// lazily: each carries the row version it was pushed at, and a changed row makes it stale.
+// O(n) at a 1M backlog: live leases by lease id, one ready queue per route/target in dequeue order
+// (a FIFO run beside a heap, heap.ts), one heap of lease expiries, and per-state counts and retained
+// bytes. Queue and heap entries are deleted lazily: each carries the row version it was pushed at,
+// and a changed row makes it stale.
 import type { Headers, MessageState } from "../store.js";
 import { Heap, RunQueue } from "./heap.js";
 
@@ -20,7 +21,7 @@ export interface Row {
   leaseUntilMs: number | null;
   deadReason: string | null;
   retainedBytes: number;
-  /** Bumped on every change, so heap entries pushed earlier can be recognised as stale. */
+  /** Bumped on every change, so queue and heap entries pushed earlier can be recognised as stale. */
   version: number;
 }
 
@@ -32,8 +33,8 @@ interface ReadyEntry {
   id: string;
 }
 
-/** Ready rows of one route/target, next to dequeue on top. */
-export type ReadyHeap = RunQueue<ReadyEntry>;
+/** Ready rows of one route/target, next to dequeue in front. */
+export type ReadyQueue = RunQueue<ReadyEntry>;
 
 interface LeaseEntry {
   row: Row;
@@ -60,7 +61,7 @@ export class MessageTable {
   readonly countByState = zeroByState();
   readonly bytesByState = zeroByState();
   private readonly leases = new Map<string, Row>();
-  private readonly readyByKey = new Map<string, ReadyHeap>();
+  private readonly readyByKey = new Map<string, ReadyQueue>();
   private readonly targetsByRoute = new Map<string, Set<string>>();
   private readonly leaseExpiries = new Heap<LeaseEntry>((a, b) => a.leaseUntilMs < b.leaseUntilMs);
 
@@ -92,23 +93,23 @@ export class MessageTable {
   }
 
 
-  /** The ready heaps a dequeue draws from: one target's, or every target's of the route. */
-  readyHeaps(route: string, target: string | undefined): ReadyHeap[] {
+  /** The ready queues a dequeue draws from: one target's, or every target's of the route. */
+  readyQueues(route: string, target: string | undefined): ReadyQueue[] {
     const targets = target !== undefined ? [target] : this.targetsByRoute.get(route) ?? [];
-    const heaps: ReadyHeap[] = [];
+    const queues: ReadyQueue[] = [];
     for (const t of targets) {
-      const heap = this.readyByKey.get(route + "\u0000" + t);
-      if (heap) heaps.push(heap);
+      const queue = this.readyByKey.get(route + "\u0000" + t);
+      if (queue) queues.push(queue);
     }
-    return heaps;
+    return queues;
   }
 
-  /** Takes the row that comes first (next_run_at, received_at, id) among the heaps' tops, if ready at nowMs. */
-  takeReady(heaps: readonly ReadyHeap[], nowMs: number): Row | undefined {
-    let best: ReadyHeap | undefined;
-    for (const heap of heaps) {
-      const top = this.validTop(heap);
-      if (top && top.nextRunAtMs <= nowMs && (!best || readyBefore(top, best.peek()!))) best = heap;
+  /** Takes the row that comes first (next_run_at, received_at, id) among the queues' fronts, if ready at nowMs. */
+  takeReady(queues: readonly ReadyQueue[], nowMs: number): Row | undefined {
+    let best: ReadyQueue | undefined;
+    for (const queue of queues) {
+      const top = this.validTop(queue);
+      if (top && top.nextRunAtMs <= nowMs && (!best || readyBefore(top, best.peek()!))) best = queue;
     }
     return best?.pop()!.row;
   }
@@ -183,21 +184,21 @@ export class MessageTable {
 
   private pushReady(row: Row): void {
     const key = row.route + "\u0000" + row.target;
-    let heap = this.readyByKey.get(key);
-    if (!heap) {
-      heap = new RunQueue<ReadyEntry>(readyBefore);
-      this.readyByKey.set(key, heap);
+    let queue = this.readyByKey.get(key);
+    if (!queue) {
+      queue = new RunQueue<ReadyEntry>(readyBefore);
+      this.readyByKey.set(key, queue);
       let targets = this.targetsByRoute.get(row.route);
       if (!targets) this.targetsByRoute.set(row.route, (targets = new Set()));
       targets.add(row.target);
     }
-    heap.push({ row, version: row.version, nextRunAtMs: row.nextRunAtMs, receivedAtMs: row.receivedAtMs, id: row.id });
+    queue.push({ row, version: row.version, nextRunAtMs: row.nextRunAtMs, receivedAtMs: row.receivedAtMs, id: row.id });
   }
 
-  private validTop(heap: ReadyHeap): ReadyEntry | undefined {
-    for (let top = heap.peek(); top; top = heap.peek()) {
+  private validTop(queue: ReadyQueue): ReadyEntry | undefined {
+    for (let top = queue.peek(); top; top = queue.peek()) {
       if (top.row.state === "queued" && top.row.version === top.version && this.rows.get(top.id) === top.row) return top;
-      heap.pop();
+      queue.pop();
     }
     return undefined;
   }
