@@ -12,7 +12,7 @@
 // SPOOL_BENCH_ROUNDS: ingress rounds, alternating who goes first (1); SPOOL_BENCH_PART=ingress skips
 // the drain part)
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import postgres from "postgres";
 import { Pool } from "undici";
-import { CLI, fmt, freePort, load, stopChildren, waitFor, type LoadResult } from "./load.js";
+import { fmt, freePort, load, startSpool, stopChildren, waitFor, type LoadResult } from "./load.js";
 
 /** SPOOL_BENCH_PART=ingress or =drain runs only that part (the drain part drains what ingress stored). */
 const PART = process.env.SPOOL_BENCH_PART ?? "all";
@@ -121,23 +121,15 @@ async function compareIngress(referenceUrl: string, spoolUrl: string): Promise<{
 /** Starts `spool run` on one backend (PostgreSQL: in `schema`) and waits until it answers. */
 async function startSpoolOn(dir: string, backend: "sqlite" | "postgres", children: ChildProcess[], schema = ""): Promise<{ ingress: string; pull: string }> {
   const [ingressPort, pullPort, adminPort] = [await freePort(), await freePort(), await freePort()];
-  const config = join(dir, `Spoolfile.${backend}`);
-  writeFileSync(
-    config,
-    [
-      `ingress { listen 127.0.0.1:${ingressPort} }`,
-      `pull_api { listen 127.0.0.1:${pullPort}; auth token raw:bench; max_batch 100 }`,
-      `admin_api { listen 127.0.0.1:${adminPort} }`,
-      `queue_limits { max_depth 10000000 }`,
-      `observability { access_log off; runtime_log error }`,
-      `/hooks/bench { queue ${backend}; pull { path /bench } }`,
-      "",
-    ].join("\n"),
-  );
-  const args = backend === "sqlite" ? ["--db", join(dir, "spool.db")] : ["--postgres-dsn", PG_DSN!];
-  const env = backend === "postgres" ? { ...process.env, SPOOL_POSTGRES_SCHEMA: schema } : process.env;
-  const nodeArgs = (process.env.SPOOL_BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  children.push(spawn(process.execPath, [...nodeArgs, CLI, "run", "--config", config, ...args], { stdio: "inherit", env }));
+  const lines = [
+    `ingress { listen 127.0.0.1:${ingressPort} }`,
+    `pull_api { listen 127.0.0.1:${pullPort}; auth token raw:bench; max_batch 100 }`,
+    `admin_api { listen 127.0.0.1:${adminPort} }`,
+    `queue_limits { max_depth 10000000 }`,
+    `observability { access_log off; runtime_log error }`,
+    `/hooks/bench { queue ${backend}; pull { path /bench } }`,
+  ];
+  children.push(startSpool(dir, lines, backend === "sqlite" ? { kind: "sqlite" } : { kind: "postgres", dsn: PG_DSN!, schema }));
   await waitFor(`http://127.0.0.1:${adminPort}/healthz`, "GET");
   return { ingress: `http://127.0.0.1:${ingressPort}`, pull: `http://127.0.0.1:${pullPort}` };
 }

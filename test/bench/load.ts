@@ -34,14 +34,21 @@ export async function load(url: string): Promise<LoadResult> {
   return { rps: result.requests.average, p99Ms: result.latency.p99, non2xx: result.non2xx, ok: result["2xx"] };
 }
 
+/** Where `spool run` keeps its messages: SQLite in the bench directory, or a PostgreSQL schema. */
+export type BenchBackend = { kind: "sqlite" } | { kind: "postgres"; dsn: string; schema: string };
+
 /**
- * Writes `lines` as `dir/Spoolfile` and starts the built `spool run` on it with a SQLite file in `dir`.
- * SPOOL_BENCH_NODE_ARGS adds Node flags to the spool process only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p".
+ * Writes `lines` as a Spoolfile in `dir` and starts the built `spool run` on it, on SQLite (a file
+ * in `dir`) unless told otherwise. SPOOL_BENCH_NODE_ARGS adds Node flags to the spool process only,
+ * e.g. "--cpu-prof --cpu-prof-dir=/tmp/p".
  */
-export function startSpool(dir: string, lines: readonly string[]): ChildProcess {
-  writeFileSync(join(dir, "Spoolfile"), [...lines, ""].join("\n"));
+export function startSpool(dir: string, lines: readonly string[], backend: BenchBackend = { kind: "sqlite" }): ChildProcess {
+  const config = join(dir, `Spoolfile.${backend.kind}`);
+  writeFileSync(config, [...lines, ""].join("\n"));
   const nodeArgs = (process.env.SPOOL_BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  return spawn(process.execPath, [...nodeArgs, CLI, "run", "--config", join(dir, "Spoolfile"), "--db", join(dir, "spool.db")], { stdio: "inherit" });
+  const store = backend.kind === "sqlite" ? ["--db", join(dir, "spool.db")] : ["--postgres-dsn", backend.dsn];
+  const env = backend.kind === "postgres" ? { ...process.env, SPOOL_POSTGRES_SCHEMA: backend.schema } : process.env;
+  return spawn(process.execPath, [...nodeArgs, CLI, "run", "--config", config, ...store], { stdio: "inherit", env });
 }
 
 /** SIGTERM to every child, then wait for each to end. */
