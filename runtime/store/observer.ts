@@ -7,8 +7,11 @@ export type SqliteEvent = "tx_commit" | "tx_rollback" | "busy" | "retry" | "chec
 export interface StoreObserver {
   /** One store call finished; `errorKind` is the StoreError code (or "internal") when it threw. */
   operation(name: string, seconds: number, errorKind?: string): void;
-  /** SQLite-only events; `seconds` is set for timed events (write transactions, checkpoints). */
-  sqliteEvent(event: SqliteEvent, seconds?: number): void;
+  /**
+   * SQLite-only events; `seconds` is set for timed events (write transactions, checkpoints), and
+   * `durability` for commits (whether the commit waited for the fsync; see the Store contract).
+   */
+  sqliteEvent(event: SqliteEvent, seconds?: number, durability?: "durable" | "deferred"): void;
 }
 
 export const noopObserver: StoreObserver = {

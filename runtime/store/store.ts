@@ -387,6 +387,16 @@ export const AGING_SCAN_LIMIT = 100_000;
 /** Health top_queued buckets (reference-behaviour §2 row 35). */
 export const HEALTH_TOP_QUEUED = 10;
 
+/**
+ * Durability of the write paths (DECISIONS.md "Storage", README "Decisions"). Every call resolves only
+ * after its commit. Enqueue, dequeue, extend and every operator change are also flushed to disk
+ * before they resolve (an accepted message survives power loss, and so does a lease, so no message
+ * is ever leased to two consumers at once). Ack, nack and attempt records are committed but may wait
+ * for the next flushed commit (SQLite: synchronous=NORMAL for that commit; PostgreSQL:
+ * synchronous_commit=off): a power loss or OS crash in that window (a Spool crash is not enough)
+ * can only undo them, which leaves the message leased until its lease runs out and then delivers it
+ * again, as at-least-once delivery allows.
+ */
 export interface Store {
   readonly backend: StoreBackend;
 

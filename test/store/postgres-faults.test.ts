@@ -7,6 +7,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { TestClock } from "../../runtime/clock.js";
 import { openStore } from "../../runtime/store/open.js";
+import { deferredApplicationName } from "../../runtime/store/postgres/connect.js";
 import { StoreError, type Store } from "../../runtime/store/store.js";
 import { PgSchemas } from "../helpers/pg-schema.js";
 import { postgresTestDsn, reportSkipped } from "../helpers/skip.js";
@@ -112,7 +113,7 @@ if (!dsn) {
       await eventually("the cancel to wait for the row lock", async () =>
         (await admin`SELECT 1 FROM pg_stat_activity WHERE application_name = ${"spool:" + schema} AND wait_event_type = 'Lock'`).length > 0 || undefined,
       );
-      const killed = await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ${"spool:" + schema}`;
+      const killed = await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name IN (${"spool:" + schema}, ${deferredApplicationName(schema)})`;
       assert.ok(killed.length >= 4, `killed ${killed.length} sessions: both pools and both listeners`);
       const error = await inFlight;
       assert.instance(error, StoreError);

@@ -9,7 +9,7 @@ export async function recordAttempts(cx: PgContext, attempts: readonly NewAttemp
   if (attempts.length === 0) return;
   const nowMs = cx.clock.now();
   const col = <T>(pick: (a: NewAttempt) => T) => attempts.map(pick);
-  await cx.sql.unsafe(
+  await cx.deferredSql.unsafe(
     `INSERT INTO attempts (id, message_id, route, target, attempt, status_code, error, outcome, dead_reason, created_at)
      SELECT u.id, u.message_id, u.route, u.target, u.attempt, u.status_code, u.error, u.outcome, u.dead_reason, $10
      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int4[], $6::int4[], $7::text[], $8::text[], $9::text[])

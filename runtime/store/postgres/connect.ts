@@ -32,12 +32,31 @@ export async function connectPostgres(options: ConnectOptions): Promise<Sql> {
   }
 }
 
-/** Options every session of the store uses, the pool's and the wake-up listener's. */
+/**
+ * The pool for writes whose commit need not wait for the WAL flush (ack, nack, attempt records: the
+ * Store contract's durability note): its sessions run with synchronous_commit=off. It opens its
+ * connections only when first used, and a later flushed commit of any session flushes these too.
+ */
+export function openDeferredPool(options: Omit<ConnectOptions, "nowMs">): Sql {
+  const session = sessionOptions(options.schema);
+  return postgres(options.dsn, {
+    ...session,
+    connection: { ...session.connection, application_name: deferredApplicationName(options.schema), synchronous_commit: "off" },
+    max: Math.max(1, Math.ceil(options.poolSize / 2)),
+  }) as unknown as Sql;
+}
+
+/** What pg_stat_activity shows for the deferred pool's sessions (the others show `spool:<schema>`). */
+export function deferredApplicationName(schema: string): string {
+  return `spool:${schema}`.slice(0, 54) + "/deferred";
+}
+
+/** Options every session of the store uses, the pools' and the wake-up listener's. */
 export function sessionOptions(schema: string) {
   return {
     onnotice: () => {},
     // The schema in application_name lets an operator (and the fault tests) find this store's sessions.
-    connection: { search_path: schema, application_name: `spool:${schema}`.slice(0, 63) },
+    connection: { search_path: schema, application_name: `spool:${schema}`.slice(0, 63) } as Record<string, string>,
     // int8 columns hold epoch ms and counts, all well inside Number's exact range.
     types: { bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) } },
   };

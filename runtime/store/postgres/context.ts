@@ -10,6 +10,8 @@ export type Row = Record<string, any>;
 
 export interface PgContext {
   readonly sql: Sql;
+  /** Sessions with synchronous_commit=off, for ack, nack and attempt records (connect.ts). */
+  readonly deferredSql: Sql;
   readonly clock: Clock;
   readonly limits: StoreLimits;
   readonly ready: ReadySignal;

@@ -98,7 +98,10 @@ export class LeaseOps {
     const outcome: LeaseOutcome = { settled: [], conflicts: [] };
     const routes = new Set<string>();
     if (ids.length === 0) return { outcome, routes };
-    const changed: Row[] = await this.cx.sql.unsafe(sqlText, [ids, nowMs, scope?.route ?? null, ...extra] as never[], { prepare: true });
+    // Acks and nacks (kind set) need not wait for the WAL flush; extend (kind null) must: the Store
+    // contract's durability note.
+    const sql = kind === null ? this.cx.sql : this.cx.deferredSql;
+    const changed: Row[] = await sql.unsafe(sqlText, [ids, nowMs, scope?.route ?? null, ...extra] as never[], { prepare: true });
     const done = new Set(changed.map((row) => row.lease_id as string));
     for (const row of changed) routes.add(row.route);
     const leftover = ids.filter((id) => !done.has(id));

@@ -44,7 +44,7 @@ import {
 import { validateDequeue, validateEnqueueBatch } from "../validate.js";
 import * as analytics from "./analytics.js";
 import * as attempts from "./attempts.js";
-import { connectPostgres, postgresStoreError, type Sql } from "./connect.js";
+import { connectPostgres, openDeferredPool, postgresStoreError, type Sql } from "./connect.js";
 import { readyChannel, type PgContext } from "./context.js";
 import { EnqueueWriter } from "./enqueue.js";
 import { LeaseOps } from "./leases.js";
@@ -73,11 +73,13 @@ export class PostgresStore implements Store {
 
   private constructor(
     private readonly sql: Sql,
+    private readonly deferredSql: Sql,
     private readonly deps: PostgresStoreDeps,
   ) {
     this.ready = new ReadySignal(deps.clock);
     this.cx = {
       sql,
+      deferredSql,
       clock: deps.clock,
       limits: deps.limits,
       ready: this.ready,
@@ -90,7 +92,7 @@ export class PostgresStore implements Store {
 
   static async open(deps: PostgresStoreDeps): Promise<PostgresStore> {
     const sql = await connectPostgres({ dsn: deps.dsn, schema: deps.schema, poolSize: deps.poolSize, nowMs: deps.clock.now() });
-    const store = new PostgresStore(sql, deps);
+    const store = new PostgresStore(sql, openDeferredPool(deps), deps);
     try {
       store.wakeups = await WakeListener.start({
         dsn: deps.dsn,
@@ -100,7 +102,7 @@ export class PostgresStore implements Store {
         onResumed: () => store.ready.notify(),
       });
     } catch (error) {
-      await sql.end({ timeout: 1 }).catch(() => {});
+      await Promise.all([sql.end({ timeout: 1 }), store.deferredSql.end({ timeout: 1 })]).catch(() => {});
       throw postgresStoreError(error, "cannot LISTEN for wake-ups");
     }
     return store;
@@ -204,7 +206,7 @@ export class PostgresStore implements Store {
     this.closed = true;
     this.ready.close();
     await this.wakeups?.close();
-    await this.sql.end({ timeout: 5 });
+    await Promise.all([this.sql.end({ timeout: 5 }), this.deferredSql.end({ timeout: 5 })]);
   }
 
   private assertOpen(): void {

@@ -1,7 +1,9 @@
 // The one SQLite connection of a store and how it writes: group commit for the hot paths (enqueue,
 // dequeue, ack, nack, extend, attempts), where operations submitted in the same moment run in one
 // transaction, each under its own savepoint, and share one fsync; and plain immediate transactions
-// for the occasional write (lifecycle changes, pruning). better-sqlite3 is synchronous, so every
+// for the occasional write (lifecycle changes, pruning). A group made only of deferred writes (ack,
+// nack, attempt records: see the Store contract) commits with synchronous=NORMAL, so it is in the
+// WAL before its callers are answered but is flushed by the next durable commit or checkpoint. better-sqlite3 is synchronous, so every
 // transaction runs to completion without interleaving; no caller is answered before the commit that
 // holds its work, and the event loop only ever sees committed state.
 import type { Clock } from "../../clock.js";
@@ -14,7 +16,16 @@ import { prepareStatements, StatementCache, type SqliteStatements } from "./quer
 /** Registers work to run once the group holding the current operation has committed. */
 export type AfterCommit = (hook: () => void) => void;
 
-type GroupedWrite = (afterCommit: AfterCommit) => void;
+/**
+ * `durable`: flushed to disk (fsync) before the caller is answered. `deferred`: committed to the WAL
+ * (safe against a crash of Spool) and flushed by the next durable commit or checkpoint.
+ */
+export type Durability = "durable" | "deferred";
+
+interface GroupedWrite {
+  work: (afterCommit: AfterCommit) => void;
+  durability: Durability;
+}
 
 export class SqliteConnection {
   readonly db: SqliteDb;
@@ -40,9 +51,9 @@ export class SqliteConnection {
   }
 
   /** Runs `work` in the next group transaction; resolves with its result once that transaction commits. */
-  grouped<R>(work: (afterCommit: AfterCommit) => R): Promise<R> {
+  grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable"): Promise<R> {
     let result: R;
-    return this.group.submit((afterCommit) => void (result = work(afterCommit))).then(() => result);
+    return this.group.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability }).then(() => result);
   }
 
   /** An immediate transaction of its own (or part of the one running), reported to the observer. */
@@ -51,7 +62,7 @@ export class SqliteConnection {
     const started = performance.now();
     try {
       const result = this.db.transaction(work).immediate();
-      this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000);
+      this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, "durable");
       return result;
     } catch (error) {
       this.reportBusy(error);
@@ -91,6 +102,18 @@ export class SqliteConnection {
    */
   private async commitGroup(writes: readonly PendingWrite<GroupedWrite>[]): Promise<(unknown | undefined)[]> {
     if (this.closed) throw new StoreError("closed", "the store is closed");
+    const durability: Durability = writes.some((w) => w.items.durability === "durable") ? "durable" : "deferred";
+    if (durability === "durable") return this.runGroup(writes, durability);
+    // Not a prepared statement: SQLite applies `PRAGMA synchronous` when it compiles it.
+    this.db.exec("PRAGMA synchronous = NORMAL");
+    try {
+      return this.runGroup(writes, durability);
+    } finally {
+      this.db.exec("PRAGMA synchronous = FULL");
+    }
+  }
+
+  private runGroup(writes: readonly PendingWrite<GroupedWrite>[], durability: Durability): (unknown | undefined)[] {
     const errors: (unknown | undefined)[] = [];
     const hooks: (() => void)[] = [];
     const started = performance.now();
@@ -105,7 +128,7 @@ export class SqliteConnection {
         const own: (() => void)[] = [];
         this.sql.savepoint.run();
         try {
-          write.items((hook) => own.push(hook));
+          write.items.work((hook) => own.push(hook));
           this.sql.release.run();
           hooks.push(...own);
           errors.push(undefined);
@@ -116,7 +139,7 @@ export class SqliteConnection {
         }
       }
       this.sql.commit.run();
-      this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000);
+      this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, durability);
     } catch (error) {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
       this.observer.sqliteEvent("tx_rollback");

@@ -39,7 +39,7 @@ import {
   type TrendsRequest,
 } from "../store.js";
 import { uniqueIds, validateDequeue, validateEnqueueBatch } from "../validate.js";
-import { SqliteConnection, type AfterCommit } from "./connection.js";
+import { SqliteConnection, type AfterCommit, type Durability } from "./connection.js";
 import { SqliteLifecycle } from "./lifecycle.js";
 import { sqliteStoreError } from "./open-db.js";
 import type { LeasedRow, LeaseLookupRow, SqliteStatements } from "./queries.js";
@@ -177,7 +177,7 @@ export class SqliteStore implements Store {
       const rest = this.settleLeases(ids.filter((id) => !done.has(id)), scope, "ack", () => {});
       const settled = new Set([...deleted, ...rest.settled]);
       return { settled: ids.filter((id) => settled.has(id)), conflicts: rest.conflicts, ...(rest.repeated ? { repeated: rest.repeated } : {}) };
-    });
+    }, "deferred");
   }
 
   nack(leaseIds: readonly string[], how: NackOptions, scope?: LeaseScope): Promise<LeaseOutcome> {
@@ -192,7 +192,7 @@ export class SqliteStore implements Store {
       if (!how.dead && how.delayMs > 0 && routes.size > 0) this.ready.notifyAt(nowMs + how.delayMs);
       for (const route of routes) this.ready.notify(route);
       return outcome;
-    });
+    }, "deferred");
   }
 
   extend(leaseIds: readonly string[], leaseTtlMs: number, scope?: LeaseScope): Promise<LeaseOutcome> {
@@ -261,7 +261,7 @@ export class SqliteStore implements Store {
           nowMs,
         );
       }
-    });
+    }, "deferred");
   }
 
   listAttempts(filter: AttemptFilter): Promise<AttemptRecord[]> {
@@ -329,10 +329,10 @@ export class SqliteStore implements Store {
   }
 
   /** A hot-path write: joins the connection's next group commit. */
-  private runGrouped<T>(operation: string, work: (afterCommit: AfterCommit) => T): Promise<T> {
+  private runGrouped<T>(operation: string, work: (afterCommit: AfterCommit) => T, durability: Durability = "durable"): Promise<T> {
     return observed(this.observer, operation, async () => {
       this.conn.assertOpen();
-      return this.conn.grouped(work);
+      return this.conn.grouped(work, durability);
     });
   }
 
