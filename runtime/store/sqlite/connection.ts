@@ -10,6 +10,7 @@ import type { Clock } from "../../clock.js";
 import { GroupCommitter, type PendingWrite } from "../group-commit.js";
 import type { StoreObserver } from "../observer.js";
 import { StoreError } from "../store.js";
+import { BackgroundCheckpointer } from "./checkpointer.js";
 import { openSqliteDb, sqliteStoreError, type SqliteDb } from "./open-db.js";
 import { prepareStatements, StatementCache, type SqliteStatements } from "./queries.js";
 
@@ -32,6 +33,7 @@ export class SqliteConnection {
   readonly sql: SqliteStatements;
   readonly dynamic: StatementCache;
   private readonly group: GroupCommitter<GroupedWrite>;
+  private readonly checkpointer: BackgroundCheckpointer | null;
   private closed = false;
 
   constructor(
@@ -44,6 +46,7 @@ export class SqliteConnection {
     this.sql = prepareStatements(this.db);
     this.dynamic = new StatementCache(this.db);
     this.group = new GroupCommitter((writes) => this.commitGroup(writes));
+    this.checkpointer = path === ":memory:" ? null : new BackgroundCheckpointer(path, observer);
   }
 
   assertOpen(): void {
@@ -93,6 +96,7 @@ export class SqliteConnection {
     // Let a group that is already queued commit before the connection goes away.
     await new Promise((resolve) => setImmediate(resolve));
     this.closed = true;
+    await this.checkpointer?.stop();
     this.db.close();
   }
 
