@@ -77,6 +77,22 @@ CREATE TABLE trend_samples (
 CREATE INDEX trend_samples_captured ON trend_samples(captured_at);
 `,
   },
+  {
+    // Fewer b-trees on the hot paths. Enqueue and lease wrote messages_ready beside
+    // messages_ready_target; untargeted dequeue now walks the targeted index one target at a time
+    // (queries.ts readyTargets). Lease ids now carry the row's rowid, so ack/nack/extend find the
+    // row by rowid and compare the stored lease_id: messages_lease is no longer needed. Leases
+    // issued before this upgrade (`lease_` + 16 hex, no rowid) stay valid through lease_v1, which
+    // names their rows; it is filled once here and only emptied (retention.ts).
+    version: 2,
+    sql: `
+CREATE TABLE lease_v1 (lease_id TEXT PRIMARY KEY, message_rowid INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO lease_v1 (lease_id, message_rowid)
+  SELECT lease_id, rowid FROM messages INDEXED BY messages_lease_expiry WHERE state = 'leased' AND lease_id IS NOT NULL;
+DROP INDEX messages_ready;
+DROP INDEX messages_lease;
+`,
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1].version;

@@ -22,33 +22,36 @@ export interface MessageRow {
   trace?: string | null;
 }
 
-export interface LeasedRow {
-  id: string;
-  lease_id: string;
-  route: string;
-  target: string;
-  payload: Buffer;
-  headers: string;
-  trace: string | null;
-  received_at: number;
-  attempt: number;
-}
+/** A ready row as the ready index holds it: [rowid, id, next_run_at, received_at] (`.raw()`). */
+export type ReadyKey = [rowid: number, id: string, nextRunAt: number, receivedAt: number];
+
+/** What the lease UPDATE returns, beyond the keys: [rowid, lease_id, payload, headers, trace, attempt] (`.raw()`). */
+export type LeasedRow = [rowid: number, leaseId: string, payload: Buffer, headers: string, trace: string | null, attempt: number];
 
 export interface LeaseLookupRow {
-  id: string;
+  rowid: number;
   lease_id: string;
   route: string;
   state: string;
   lease_until: number;
 }
 
+/**
+ * A lease id is `lease_` + 16 random hex + `_` + the row's rowid (decimal), made by the lease UPDATE.
+ * The rowid finds the row without an index on lease_id; comparing the whole id with the stored
+ * lease_id then makes a stale or forged id match nothing (a rowid reused after a delete, or changed
+ * by an outside VACUUM, holds a different lease_id). `lease_ids` is the JSON array of ids asked
+ * about, bound once; ids issued before migration 2 carry no rowid and are found through lease_v1.
+ */
+const LEASE_ID_SQL = "'lease_' || lower(hex(randomblob(8))) || '_' || rowid";
+const WITH_LEASE_IDS = "WITH lease_ids(v) AS (SELECT value FROM json_each(?))";
+// Only a v1-shaped id (22 characters) probes lease_v1: a UNION with lease_v1 probed it for every id,
+// ~3% of a lease+ack's instructions.
+const BY_LEASE_ID = `rowid IN (SELECT CASE WHEN length(v) = 22 THEN (SELECT message_rowid FROM lease_v1 WHERE lease_id = v)
+    ELSE CAST(substr(v, 24) AS INTEGER) END FROM lease_ids)
+  AND lease_id IN (SELECT v FROM lease_ids)`;
+
 export function prepareStatements(db: SqliteDb) {
-  const readyIds = (byTarget: boolean) =>
-    db.prepare(
-      `SELECT id FROM messages INDEXED BY ${byTarget ? "messages_ready_target" : "messages_ready"}
-       WHERE state = 'queued' AND route = @route ${byTarget ? "AND target = @target" : ""}
-       AND next_run_at <= @now ORDER BY next_run_at, received_at, id LIMIT @batch`,
-    ).pluck();
   return {
     // Transaction control of the group commit, prepared like everything else on the hot path.
     begin: db.prepare("BEGIN IMMEDIATE"),
@@ -64,43 +67,56 @@ export function prepareStatements(db: SqliteDb) {
     expireLeases: db.prepare(
       "UPDATE messages INDEXED BY messages_lease_expiry SET state = 'queued', lease_id = NULL, lease_until = NULL WHERE state = 'leased' AND lease_until <= ?",
     ),
-    readyIds: readyIds(false),
-    readyIdsForTarget: readyIds(true),
-    // Lease ids come from randomblob: `lease_` + 16 hex, like ids.ts, in one set-based statement.
-    // The ids were selected as ready in the same transaction; looking them up by primary key (not
-    // by state, which the planner would otherwise pick) keeps this O(batch) at any depth.
-    leaseIds: db.prepare<[number, number, string]>(
-      `UPDATE messages SET state = 'leased', attempt = attempt + 1,
-         lease_id = 'lease_' || lower(hex(randomblob(8))), lease_until = ?, next_run_at = ?
-       WHERE id IN (SELECT value FROM json_each(?))
-       RETURNING id, lease_id, route, target, payload, headers, trace, received_at, attempt`,
-    ),
+    // The targets of a route that have queued rows, by a skip-scan of the ready index: each step
+    // seeks the next target after the previous one, so this costs one seek per target at any depth.
+    readyTargets: db.prepare<{ route: string }>(
+      `WITH RECURSIVE targets(target) AS (
+         SELECT (SELECT target FROM messages INDEXED BY messages_ready_target
+                 WHERE state = 'queued' AND route = @route ORDER BY target LIMIT 1)
+         UNION ALL
+         SELECT (SELECT target FROM messages INDEXED BY messages_ready_target
+                 WHERE state = 'queued' AND route = @route AND target > targets.target ORDER BY target LIMIT 1)
+         FROM targets WHERE targets.target IS NOT NULL)
+       SELECT target FROM targets WHERE target IS NOT NULL`,
+    ).pluck(),
+    // The next ready rows of one route+target in dequeue order, read from the index alone.
+    readyKeys: db.prepare<{ route: string; target: string; now: number; batch: number }>(
+      `SELECT rowid, id, next_run_at, received_at FROM messages INDEXED BY messages_ready_target
+       WHERE state = 'queued' AND route = @route AND target = @target AND next_run_at <= @now
+       ORDER BY next_run_at, received_at, id LIMIT @batch`,
+    ).raw(),
+    // Leases rows chosen as ready in the same transaction, by rowid (O(batch) at any depth), and
+    // returns only what the ready index lacks; raw rows are cheaper to build than objects.
+    leaseRows: db.prepare<[number, number, string]>(
+      `UPDATE messages SET state = 'leased', attempt = attempt + 1, lease_id = ${LEASE_ID_SQL}, lease_until = ?, next_run_at = ?
+       WHERE rowid IN (SELECT value FROM json_each(?))
+       RETURNING rowid, lease_id, payload, headers, trace, attempt`,
+    ).raw(),
     lookupLeases: db.prepare<[string]>(
-      `SELECT id, lease_id, route, state, lease_until FROM messages
-       WHERE lease_id IN (SELECT value FROM json_each(?))`,
+      `${WITH_LEASE_IDS} SELECT rowid, lease_id, route, state, lease_until FROM messages WHERE ${BY_LEASE_ID}`,
     ),
     // The hot ack path: one statement deletes the valid leases and names them; only leftovers are
-    // looked up to tell expired from unknown.
+    // looked up to tell expired from unknown. (+lease_until keeps the planner on the rowids.)
     ackDelete: db.prepare<[string, number, string | null, string | null]>(
-      `DELETE FROM messages WHERE lease_id IN (SELECT value FROM json_each(?)) AND state = 'leased' AND lease_until > ?
-         AND (? IS NULL OR route = ?) RETURNING lease_id`,
+      `${WITH_LEASE_IDS} DELETE FROM messages WHERE ${BY_LEASE_ID}
+         AND state = 'leased' AND +lease_until > ? AND (? IS NULL OR route = ?) RETURNING lease_id`,
     ).pluck(),
-    deleteByIds: db.prepare<[string]>("DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?))"),
+    // The settle statements take the rowids of leases already looked up in the same transaction.
     deliverByIds: db.prepare<[number, string]>(
       `UPDATE messages SET state = 'delivered', lease_id = NULL, lease_until = NULL, next_run_at = ?
-       WHERE id IN (SELECT value FROM json_each(?))`,
+       WHERE rowid IN (SELECT value FROM json_each(?))`,
     ),
     requeueLeased: db.prepare<[number, string]>(
       `UPDATE messages SET state = 'queued', lease_id = NULL, lease_until = NULL, next_run_at = ?
-       WHERE id IN (SELECT value FROM json_each(?))`,
+       WHERE rowid IN (SELECT value FROM json_each(?))`,
     ),
     killLeased: db.prepare<[number, string | null, string]>(
       `UPDATE messages SET state = 'dead', lease_id = NULL, lease_until = NULL, next_run_at = ?, dead_reason = ?
-       WHERE id IN (SELECT value FROM json_each(?))`,
+       WHERE rowid IN (SELECT value FROM json_each(?))`,
     ),
     extendLeases: db.prepare<[number, number, string]>(
       `UPDATE messages SET lease_until = max(lease_until, ?), next_run_at = max(lease_until, ?)
-       WHERE id IN (SELECT value FROM json_each(?))`,
+       WHERE rowid IN (SELECT value FROM json_each(?))`,
     ),
     insertAttempt: db.prepare(
       `INSERT INTO attempts (id, message_id, route, target, attempt, status_code, error, outcome, dead_reason, created_at)

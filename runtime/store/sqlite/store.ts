@@ -42,7 +42,7 @@ import { uniqueIds, validateDequeue, validateEnqueueBatch } from "../validate.js
 import { SqliteConnection, type AfterCommit, type Durability } from "./connection.js";
 import { SqliteLifecycle } from "./lifecycle.js";
 import { sqliteStoreError } from "./open-db.js";
-import type { LeasedRow, LeaseLookupRow, SqliteStatements } from "./queries.js";
+import type { LeasedRow, LeaseLookupRow, ReadyKey, SqliteStatements } from "./queries.js";
 import { SqliteReads } from "./reads.js";
 import { SqliteRetention } from "./retention.js";
 
@@ -138,27 +138,42 @@ export class SqliteStore implements Store {
     const nowMs = this.clock.now();
     const leaseUntilMs = nowMs + request.leaseTtlMs;
     this.sql.expireLeases.run(nowMs);
-    const params = { route: request.route, now: nowMs, batch: request.batch };
-    const ids = (
-      request.target === undefined ? this.sql.readyIds.all(params) : this.sql.readyIdsForTarget.all({ ...params, target: request.target })
-    ) as string[];
-    if (ids.length === 0) return [];
-    const leased = this.sql.leaseIds.all(leaseUntilMs, leaseUntilMs, JSON.stringify(ids)) as LeasedRow[];
+    const ready = this.nextReady(request, nowMs);
+    if (ready.length === 0) return [];
+    const leased = this.sql.leaseRows.all(leaseUntilMs, leaseUntilMs, JSON.stringify(ready.map((key) => key[0]))) as LeasedRow[];
     if (leased.length === 0) return [];
-    const byId = new Map(leased.map((row) => [row.id, row]));
+    const byRowid = new Map(leased.map((row) => [row[0], row]));
     this.ready.notifyAt(leaseUntilMs);
-    return ids.map((id) => byId.get(id)!).map((row) => ({
-      id: row.id,
-      leaseId: row.lease_id,
-      route: row.route,
-      target: row.target,
-      payload: row.payload,
-      headers: JSON.parse(row.headers),
-      trace: row.trace === null ? null : JSON.parse(row.trace),
-      receivedAtMs: row.received_at,
-      attempt: row.attempt,
-      leaseUntilMs,
-    }));
+    return ready.map(([rowid, id, , receivedAt, target]) => {
+      const [, leaseId, payload, headers, trace, attempt] = byRowid.get(rowid)!;
+      return {
+        id,
+        leaseId,
+        route: request.route,
+        target,
+        payload,
+        headers: JSON.parse(headers),
+        trace: trace === null ? null : JSON.parse(trace),
+        receivedAtMs: receivedAt,
+        attempt,
+        leaseUntilMs,
+      };
+    });
+  }
+
+  /**
+   * The next `batch` ready rows in dequeue order (next_run_at, received_at, id). Without a target,
+   * the route's targets are found by a skip-scan and each contributes its own first `batch`, so the
+   * work is O(batch × targets) at any depth; the merge keeps the order across targets.
+   */
+  private nextReady(request: DequeueRequest, nowMs: number): [...ReadyKey, string][] {
+    const keysOf = (target: string) =>
+      (this.sql.readyKeys.all({ route: request.route, target, now: nowMs, batch: request.batch }) as ReadyKey[]).map(
+        (key): [...ReadyKey, string] => [...key, target],
+      );
+    const targets = request.target === undefined ? (this.sql.readyTargets.all({ route: request.route }) as string[]) : [request.target];
+    if (targets.length === 1) return keysOf(targets[0]);
+    return targets.flatMap(keysOf).sort(compareReadyKeys).slice(0, request.batch);
   }
 
   ack(leaseIds: readonly string[], scope?: LeaseScope): Promise<LeaseOutcome> {
@@ -213,7 +228,7 @@ export class SqliteStore implements Store {
     leaseIds: readonly string[],
     scope: LeaseScope | undefined,
     kind: SettleKind | null,
-    apply: (messageIds: string[], nowMs: number, rows: LeaseLookupRow[]) => void,
+    apply: (rowids: number[], nowMs: number, rows: LeaseLookupRow[]) => void,
   ): LeaseOutcome {
     const ids = uniqueIds(leaseIds, "lease");
     const nowMs = this.clock.now();
@@ -238,7 +253,7 @@ export class SqliteStore implements Store {
         outcome.conflicts.push({ leaseId, reason: "lease_not_found" });
       }
     }
-    if (valid.length > 0) apply(valid.map((row) => row.id), nowMs, valid);
+    if (valid.length > 0) apply(valid.map((row) => row.rowid), nowMs, valid);
     if (sawExpired) this.sql.expireLeases.run(nowMs);
     if (kind) for (const row of valid) this.settled.remember(row.lease_id, kind, nowMs);
     return outcome;
@@ -346,4 +361,9 @@ export class SqliteStore implements Store {
       }
     });
   }
+}
+
+/** Dequeue order; ids compare as SQLite compares TEXT (UTF-8 bytes), which JS string order is not. */
+function compareReadyKeys(a: readonly [...ReadyKey, string], b: readonly [...ReadyKey, string]): number {
+  return a[2] - b[2] || a[3] - b[3] || Buffer.compare(Buffer.from(a[1]), Buffer.from(b[1]));
 }
