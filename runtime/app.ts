@@ -18,6 +18,7 @@ import { createAccessLogger, type AccessLogger } from "./observability/access-lo
 import { createRuntimeLogger, type LogLevel, type RuntimeLogger } from "./observability/log.js";
 import { metricsHandler } from "./observability/metrics-endpoint.js";
 import { createMetrics, type QueueSnapshot, type SpoolMetrics } from "./observability/metrics.js";
+import type { CounterSeries, HistogramSeries } from "./observability/series.js";
 import { createPullHandler } from "./pull/http.js";
 import { createPullOps } from "./pull/ops.js";
 import { activeLeasesByPullRoute, buildPullState, pullRateLimits, type PullState } from "./pull/state.js";
@@ -343,12 +344,23 @@ function parserHeaderLimit(config: SpoolConfig): number {
 
 function storeObserver(metrics: SpoolMetrics): StoreObserver {
   const backend = metrics.backend;
+  // Every store call lands here (one per ingress request): its series are looked up once per operation name.
+  const seriesByOperation = new Map<string, { count: CounterSeries; seconds: HistogramSeries }>();
+  const seriesOf = (operation: string) => {
+    let series = seriesByOperation.get(operation);
+    if (!series) {
+      const labels = { backend, operation };
+      series = { count: metrics.store.operations.series(labels), seconds: metrics.store.operationSeconds.series(labels) };
+      seriesByOperation.set(operation, series);
+    }
+    return series;
+  };
   return {
     operation(name, seconds, errorKind) {
-      const labels = { backend, operation: name };
-      metrics.store.operations.inc(labels);
-      metrics.store.operationSeconds.observe(labels, seconds);
-      if (errorKind !== undefined) metrics.store.errors.inc({ ...labels, kind: errorKind });
+      const series = seriesOf(name);
+      series.count.inc();
+      series.seconds.observe(seconds);
+      if (errorKind !== undefined) metrics.store.errors.inc({ backend, operation: name, kind: errorKind });
       if (name === "dequeue") metrics.sqlite?.dequeueSeconds.observe(seconds);
     },
     sqliteEvent(event, seconds) {

@@ -34,19 +34,35 @@ const COUNTER_SPAN = 2 ** 32;
 let streamPrefix = "";
 let counter = 0;
 let remaining = 0;
+/** `evt_`, the prefix and the counter's upper 6 hex digits: shared by the 256 ids that follow. */
+let head = "";
+
+/** Two hex digits per byte value: formatting an id is then a table lookup, not a number-to-text conversion. */
+const HEX_BYTE = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 
 function newStream(): void {
   const bytes = randomBytesFromPool(8);
   streamPrefix = bytes.toString("hex", 0, 4);
-  counter = bytes.readUInt32BE(4);
+  startCounterAt(bytes.readUInt32BE(4));
+}
+
+function startCounterAt(value: number): void {
+  counter = value;
   // The counter never wraps inside a stream, so a stream never repeats an id.
-  remaining = COUNTER_SPAN - counter;
+  remaining = COUNTER_SPAN - value;
+  head = headFor(value);
+}
+
+function headFor(value: number): string {
+  return "evt_" + streamPrefix + HEX_BYTE[value >>> 24] + HEX_BYTE[(value >>> 16) & 0xff] + HEX_BYTE[(value >>> 8) & 0xff];
 }
 
 /** A new message id: `evt_` + 8 hex of the stream prefix + 8 hex of its counter. */
 export function newMessageId(): string {
   if (remaining === 0) newStream();
-  const id = "evt_" + streamPrefix + counter.toString(16).padStart(8, "0");
+  const low = counter & 0xff;
+  if (low === 0) head = headFor(counter);
+  const id = head + HEX_BYTE[low];
   counter++;
   remaining--;
   return id;
@@ -60,6 +76,5 @@ export function newLeaseId(): string {
 /** Test seam: starts a new message id stream at the given counter value (to exercise its end). */
 export function restartMessageIdStreamAt(value: number): void {
   newStream();
-  counter = value;
-  remaining = COUNTER_SPAN - value;
+  startCounterAt(value);
 }

@@ -86,15 +86,25 @@ export async function startListeners(plans: readonly ListenerPlan[], options: St
   return running;
 }
 
+// Not async: the mount's promise is handed straight to the server (runtime/http/server.ts), which
+// answers its rejection or a synchronous throw alike; an extra async frame per request buys nothing.
 function dispatcher(plan: ListenerPlan, options: StartListenersOptions) {
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const { mounts } = plan;
+  return (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = requestPath(req.url ?? "/");
     // Every path lands on some mount: with a shared address the prefix-less mount (ingress) takes
     // the rest, and alone on its address a mount takes everything and answers 404 itself.
-    const mount = plan.mounts.find((m) => withinPrefix(path, m.prefix)) ?? plan.mounts[plan.mounts.length - 1];
+    let mount: MountPlan | undefined;
+    for (const candidate of mounts) {
+      if (withinPrefix(path, candidate.prefix)) {
+        mount = candidate;
+        break;
+      }
+    }
+    const rest = mount ? path.slice(mount.prefix.length) || "/" : path;
+    mount ??= mounts[mounts.length - 1];
     options.accessLog?.track(req, res, mount.name);
-    const rest = withinPrefix(path, mount.prefix) ? path.slice(mount.prefix.length) || "/" : path;
-    await options.handlers[mount.name](req, res, rest);
+    return options.handlers[mount.name](req, res, rest);
   };
 }
 

@@ -77,10 +77,12 @@ export function readBody(req: IncomingMessage, options: ReadBodyOptions): Promis
 /**
  * Size of the request headers as Σ(name + value) bytes over every header line, as the reference
  * measures `max_headers` (reference-behaviour.md §2 row 3). rawHeaders keeps repeated headers as
- * separate lines, so each repetition counts.
+ * separate lines, so each repetition counts. Node decodes header bytes as Latin-1, one character
+ * per byte, so a string's length is its size on the wire.
  */
 export function headersSize(req: Pick<IncomingMessage, "rawHeaders">): number {
   let total = 0;
-  for (const text of req.rawHeaders) total += Buffer.byteLength(text, "latin1");
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i++) total += raw[i].length;
   return total;
 }

@@ -8,8 +8,12 @@ type Headers = Readonly<Record<string, string>>;
 const NO_HEADERS: Headers = {};
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Headers = NO_HEADERS): void {
-  const payload = prepareJson(res, status, body, headers);
-  if (payload !== undefined) res.end(payload);
+  sendJsonText(res, status, JSON.stringify(body), headers);
+}
+
+/** sendJson for a body its caller has already serialised (the ingress 202). */
+export function sendJsonText(res: ServerResponse, status: number, json: string, headers: Headers = NO_HEADERS): void {
+  if (writeJsonHead(res, status, json, headers)) res.end(json);
 }
 
 /**
@@ -25,8 +29,8 @@ export function sendError(res: ServerResponse, error: ApiError): void {
     return;
   }
   res.setHeader("Connection", "close");
-  const payload = prepareJson(res, error.status, error.toBody(), error.headers);
-  if (!payload) return;
+  const payload = JSON.stringify(error.toBody());
+  if (!writeJsonHead(res, error.status, payload, error.headers)) return;
   if (!req || req.complete) {
     res.end(payload);
     return;
@@ -51,21 +55,20 @@ export function sendEmpty(res: ServerResponse, status = 204, headers: Headers = 
 }
 
 /**
- * Writes status and headers of a JSON reply and returns its body; undefined (and the socket
+ * Writes status and headers of a JSON reply whose body is `payload`; false (and the socket
  * destroyed) when a reply was already started. Every reply of the service passes here (each ingress
  * 202): one writeHead with the whole header list costs less than a setHeader per header, and a
  * string body is joined to the head in one chunk where a Buffer would be a chunk of its own.
  * Headers set earlier (Connection: close) stay.
  */
-function prepareJson(res: ServerResponse, status: number, body: unknown, headers: Headers): string | undefined {
-  const payload = JSON.stringify(body);
+function writeJsonHead(res: ServerResponse, status: number, payload: string, headers: Headers): boolean {
   if (res.headersSent) {
     res.destroy();
-    return undefined;
+    return false;
   }
   const head: string[] = [];
   for (const name of Object.keys(headers)) head.push(name, headers[name]);
   head.push("Content-Type", "application/json", "Content-Length", String(Buffer.byteLength(payload)));
   res.writeHead(status, head);
-  return payload;
+  return true;
 }

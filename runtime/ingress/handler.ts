@@ -6,7 +6,7 @@ import type { Clock } from "../clock.js";
 import { ApiError, apiError, retryAfterHeader } from "../errors.js";
 import { readBody, headersSize } from "../http/body.js";
 import { discardRequestBody } from "../http/discard.js";
-import { sendError, sendJson } from "../http/respond.js";
+import { sendError, sendJsonText } from "../http/respond.js";
 import { newMessageId } from "../ids.js";
 import type { RuntimeLogger } from "../observability/log.js";
 import { recordIngressRejection, type SpoolMetrics } from "../observability/metrics.js";
@@ -49,7 +49,7 @@ export function createIngressHandler(deps: IngressDeps) {
       const ids = await accept(req, path);
       deps.metrics.ingress.accepted.inc();
       deps.metrics.ingress.enqueued.inc(ids.length);
-      sendJson(res, 202, { status: "queued", ids });
+      sendJsonText(res, 202, queuedReply(ids));
     } catch (thrown) {
       let refusal =
         thrown instanceof IngressRefusal
@@ -104,7 +104,9 @@ export function createIngressHandler(deps: IngressDeps) {
 
     const settings = state.byPath.get(route.path) ?? ingressRouteFor(route);
     const nowMs = deps.clock.now();
-    const verdict = await authenticateIngress(settings.auth, { method, path, headers: req.headers, body, nowMs });
+    // Only forward auth answers later; the other verifiers decide at once, without a wait.
+    const pending = authenticateIngress(settings.auth, { method, path, headers: req.headers, body, nowMs });
+    const verdict = pending instanceof Promise ? await pending : pending;
     if (!verdict.ok) throw refuse("auth", ingressAuthError(verdict));
 
     // The nonce is claimed only now that the signature verified, so forged requests cannot burn it
@@ -122,7 +124,11 @@ export function createIngressHandler(deps: IngressDeps) {
         headers,
         trace,
       }));
-      await storeMessages(messages);
+      try {
+        await deps.store.enqueue(messages);
+      } catch (error) {
+        throw storeRefusal(error, route.path);
+      }
       if (nonceKey !== undefined) deps.nonces.commit(nonceKey);
       return messages.map((m) => m.id);
     } catch (error) {
@@ -164,20 +170,25 @@ export function createIngressHandler(deps: IngressDeps) {
     return refuse("rate_limit", apiError("rate_limited", `${scope} rate limit exceeded`, { surface: "ingress", headers: retryAfterHeader(retryAfterSeconds) }));
   }
 
-  async function storeMessages(messages: NewMessage[]): Promise<void> {
-    try {
-      await deps.store.enqueue(messages);
-    } catch (error) {
-      if (error instanceof StoreError && error.code === "queue_full") {
-        throw refuse("queue_full", apiError("queue_full", error.message, { surface: "ingress", headers: retryAfterHeader(5) }));
-      }
-      if (error instanceof StoreError && error.code === "memory_pressure") {
-        throw refuse("memory_pressure", apiError("memory_pressure", "the in-memory queue is at its retained-size limit", { surface: "ingress", headers: retryAfterHeader(5) }));
-      }
-      deps.logger.error("ingress_store_failed", { route: messages[0]?.route, error });
-      throw refuse("store_unavailable", apiError("store_unavailable", "the queue store is unavailable", { surface: "ingress", headers: retryAfterHeader(5) }));
+  /** The refusal for a failed enqueue: full or memory-bound queues by name, anything else logged as store_unavailable. */
+  function storeRefusal(error: unknown, routePath: string): IngressRefusal {
+    if (error instanceof StoreError && error.code === "queue_full") {
+      return refuse("queue_full", apiError("queue_full", error.message, { surface: "ingress", headers: retryAfterHeader(5) }));
     }
+    if (error instanceof StoreError && error.code === "memory_pressure") {
+      return refuse("memory_pressure", apiError("memory_pressure", "the in-memory queue is at its retained-size limit", { surface: "ingress", headers: retryAfterHeader(5) }));
+    }
+    deps.logger.error("ingress_store_failed", { route: routePath, error });
+    return refuse("store_unavailable", apiError("store_unavailable", "the queue store is unavailable", { surface: "ingress", headers: retryAfterHeader(5) }));
   }
+}
+
+/**
+ * The 202 body, `{"status":"queued","ids":[…]}`, written out rather than passed through
+ * JSON.stringify on every request: generated ids (ids.ts) are `evt_` and hex, nothing to escape.
+ */
+function queuedReply(ids: readonly string[]): string {
+  return `{"status":"queued","ids":["${ids.join('","')}"]}`;
 }
 
 const DISCARDABLE_BODY_BYTES = 64 * 1024;

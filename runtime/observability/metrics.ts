@@ -1,6 +1,7 @@
 // Every spool_* metric family of the spec's Metrics table (webhook-queue.md "Metrics", svc → spool),
 // declared once. Code increments the typed handles returned here, never a metric looked up by name.
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { LabelledCounter, LabelledHistogram } from "./series.js";
 import { SnapshotCache, type NowClock } from "./snapshot-cache.js";
 
 /** Bumped when a family is added, renamed or relabelled; dashboards gate on it (spec "Versioning"). */
@@ -139,9 +140,16 @@ export function createMetrics(options: MetricsOptions) {
     }),
   };
 
+  // One observation per store call (each ingress request): families with series handles (series.ts).
   const store = {
-    operationSeconds: histogram("spool_store_operation_seconds", "Store operation latency.", ["backend", "operation"]),
-    operations: counter("spool_store_operation_total", "Store operations.", ["backend", "operation"]),
+    operationSeconds: new LabelledHistogram({
+      name: "spool_store_operation_seconds",
+      help: "Store operation latency.",
+      labelNames: ["backend", "operation"],
+      buckets: STORE_SECONDS_BUCKETS,
+      registers,
+    }),
+    operations: new LabelledCounter({ name: "spool_store_operation_total", help: "Store operations.", labelNames: ["backend", "operation"], registers }),
     errors: counter("spool_store_errors_total", "Store operation failures.", ["backend", "operation", "kind"]),
   };
 

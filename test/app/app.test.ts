@@ -59,6 +59,7 @@ test("a webhook is dequeued with its payload and headers, then acked and gone", 
     assert.is(posted.status, 202);
     assert.is(posted.json.status, "queued");
     assert.is(posted.json.ids.length, 1);
+    assert.is(posted.text, JSON.stringify({ status: "queued", ids: posted.json.ids }));
 
     const got = await pullCall(`${s.pull}/a`, "dequeue", "pull-token", { batch: 5 });
     assert.is(got.status, 200);
@@ -89,6 +90,9 @@ test("fan-out stores one copy per deliver target, ids in target order", async ()
     const posted = await call(`${s.ingress}/hooks/fan`, { body: "x" });
     assert.is(posted.status, 202);
     assert.is(posted.json.ids.length, 2);
+    // The 202 body is written by hand (runtime/ingress/handler.ts): it must stay exactly what JSON.stringify gives.
+    assert.is(posted.text, JSON.stringify({ status: "queued", ids: posted.json.ids }));
+    assert.is(posted.headers.get("content-length"), String(posted.text.length));
     const views = await s.app.context.store.getMessages(posted.json.ids);
     const byId = new Map(views.map((v) => [v.id, v.target]));
     assert.is(byId.get(posted.json.ids[0]), "https://one.example/in");

@@ -137,6 +137,23 @@ body("headersSize sums name and value bytes of every header line", async () => {
   }
 });
 
+body("headersSize counts a header byte above 0x7f as one byte (Latin-1, as on the wire)", async () => {
+  let measured = -1;
+  const listener = await start((req, res) => {
+    measured = headersSize(req);
+    sendEmpty(res, 204);
+  });
+  try {
+    const socket = connect(listener.address.port, "127.0.0.1");
+    socket.write(Buffer.concat([Buffer.from("GET / HTTP/1.1\r\nHost: x\r\nX-B: "), Buffer.from([0xe9, 0xe9, 0xff]), Buffer.from("\r\nConnection: close\r\n\r\n")]));
+    await readAll(socket);
+    // Host+x, X-B+3 bytes, Connection+close
+    assert.is(measured, 4 + 1 + 3 + 3 + 10 + 5);
+  } finally {
+    await listener.close(1_000);
+  }
+});
+
 const server = suite("http server");
 
 server("a slowloris client that never finishes its headers is cut off by the headers timeout", async () => {

@@ -68,6 +68,14 @@ ids("one process's message ids are consecutive in index order", () => {
   assert.ok(batch.every((id) => id.startsWith(prefix)), "one stream prefix");
 });
 
+ids("the counter is written as 8 hex digits across every byte boundary", () => {
+  for (const start of [0, 0xfe, 0xfffe, 0x00fffffe, 0x12ff_fffe, 0xfeff_fffe]) {
+    restartMessageIdStreamAt(start);
+    const made = Array.from({ length: 4 }, () => newMessageId().slice(-8));
+    assert.equal(made, [0, 1, 2, 3].map((step) => (start + step).toString(16).padStart(8, "0")));
+  }
+});
+
 ids("a stream is replaced before its counter wraps, so no id repeats", () => {
   restartMessageIdStreamAt(2 ** 32 - 3);
   const made = Array.from({ length: 6 }, () => newMessageId());

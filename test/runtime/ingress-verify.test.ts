@@ -402,6 +402,24 @@ dispatch("each auth kind is verified and refusals map to catalogue errors", asyn
   assert.ok(unavailable.headers["Retry-After"]);
 });
 
+dispatch("only forward auth answers with a promise; the other kinds decide at once", async () => {
+  const decided = [
+    authenticateIngress({ kind: "none" }, inbound({})),
+    authenticateIngress({ kind: "token", tokens: ["t"] }, inbound({ authorization: "Bearer x" })),
+    authenticateIngress({ kind: "basic", credentials: basicPairs }, inbound(basic("alice", "a-secret"))),
+  ];
+  for (const outcome of decided) assert.not.instance(outcome, Promise);
+  assert.equal(decided[1], { ok: false, status: 401, reason: "invalid_credentials" });
+  const { url, server } = await authServer((_req, res) => res.end());
+  try {
+    const pending = authenticateIngress({ kind: "forward", url, options: forwardOptions }, inbound({}));
+    assert.instance(pending, Promise);
+    assert.equal(await pending, { ok: true, copiedHeaders: {} });
+  } finally {
+    server.close();
+  }
+});
+
 dispatch("forward auth through the dispatcher returns the copied headers", async () => {
   const { url, server } = await authServer((_req, res) => {
     res.setHeader("X-Tenant", "acme");

@@ -1,3 +1,4 @@
+import { Counter, Histogram, Registry } from "prom-client";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createHttpServer } from "../../runtime/http/server.js";
@@ -12,6 +13,7 @@ import {
   type QueueSnapshot,
   type StoreBackend,
 } from "../../runtime/observability/metrics.js";
+import { LabelledCounter, LabelledHistogram } from "../../runtime/observability/series.js";
 
 function testClock(startMs = 1_000_000) {
   let current = startMs;
@@ -247,5 +249,56 @@ exposition("the metrics listener serves the exposition at its prefix over real H
   }
 });
 
+const series = suite("labelled families with series handles");
+
+series("a LabelledCounter and LabelledHistogram expose exactly what prom-client's Counter and Histogram do", async () => {
+  const buckets = [0.0001, 0.001, 0.01, 1];
+  const reference = new Registry();
+  const refCounter = new Counter({ name: "x_ops_total", help: "Ops.", labelNames: ["backend", "operation"], registers: [reference] });
+  const refHistogram = new Histogram({ name: "x_op_seconds", help: "Op latency.", labelNames: ["backend", "operation"], buckets, registers: [reference] });
+  const ours = new Registry();
+  const counter = new LabelledCounter({ name: "x_ops_total", help: "Ops.", labelNames: ["backend", "operation"], registers: [ours] });
+  const histogram = new LabelledHistogram({ name: "x_op_seconds", help: "Op latency.", labelNames: ["backend", "operation"], buckets, registers: [ours] });
+  const enqueue = { backend: "sqlite", operation: "enqueue" };
+  const odd = { backend: "sqlite", operation: 'a "quoted" \\ name' };
+  const handle = histogram.series(enqueue);
+  // Below, on and between bounds, above every bound, and zero.
+  for (const seconds of [0.00005, 0.0001, 0.0007, 0.001, 0.5, 3, 0]) {
+    refHistogram.observe(enqueue, seconds);
+    handle.observe(seconds);
+    refCounter.inc(enqueue);
+    counter.series(enqueue).inc();
+  }
+  refHistogram.observe(odd, 0.002);
+  histogram.observe(odd, 0.002);
+  refCounter.inc(odd, 5);
+  counter.inc(odd, 5);
+  assert.is(await ours.metrics(), await reference.metrics());
+  assert.match(await ours.metrics(), /^x_op_seconds_bucket\{le="0.001",backend="sqlite",operation="enqueue"\} 5$/m);
+
+  // After a reset the series are gone until they record again, and kept handles still work.
+  reference.resetMetrics();
+  ours.resetMetrics();
+  assert.is(await ours.metrics(), await reference.metrics());
+  refHistogram.observe(enqueue, 0.02);
+  handle.observe(0.02);
+  const refStop = refHistogram.startTimer(odd);
+  const stop = histogram.startTimer(odd);
+  assert.ok(stop() >= 0 && refStop() >= 0);
+  const text = await ours.metrics();
+  assert.ok(text.includes('x_op_seconds_count{backend="sqlite",operation="a \\"quoted\\" \\\\ name"} 1'), text);
+  assert.is((await ours.metrics()).replace(/_sum\{[^}]*quoted[^}]*\} .*/, ""), (await reference.metrics()).replace(/_sum\{[^}]*quoted[^}]*\} .*/, ""));
+});
+
+series("a counter refuses to go down and a histogram refuses a value that is not a number", () => {
+  const registry = new Registry();
+  const counter = new LabelledCounter({ name: "y_total", help: "Y.", labelNames: ["k"], registers: [registry] });
+  const histogram = new LabelledHistogram({ name: "y_seconds", help: "Y.", labelNames: ["k"], buckets: [1], registers: [registry] });
+  assert.throws(() => counter.inc({ k: "a" }, -1));
+  assert.throws(() => histogram.observe({ k: "a" }, Number.NaN));
+  assert.throws(() => counter.series({} as { k: string }));
+});
+
 exposition.run();
 handles.run();
+series.run();
