@@ -28,7 +28,7 @@ export function openSqliteDb(path: string, busyTimeoutMs: number, nowMs: number)
     if (synchronous !== 2) {
       throw new StoreError("unavailable", `SQLite database ${path} refused synchronous=FULL (got ${synchronous}); Spool requires it so accepted webhooks survive power loss`);
     }
-    // A 64 MiB page cache keeps the ready and lease indexes of a deep backlog in memory, and a larger
+    // A 64 MiB page cache keeps the ready and lease-expiry indexes of a deep backlog in memory, and a larger
     // auto-checkpoint lets pages rewritten by consecutive dequeues/acks be copied back once, not each time.
     db.pragma("cache_size = -65536");
     db.pragma("wal_autocheckpoint = 10000");
