@@ -22,8 +22,10 @@ const dir = makeTempDir("store-bench");
 const payload = new Uint8Array(256).fill(97);
 const headers = { "content-type": "application/json", "x-request-id": "bench" };
 let seq = 0;
-/** Messages drained at 10k and at the deep backlog for the depth ratio. */
+/** Messages drained per sample at 10k and at the deep backlog for the depth ratio. */
 const DEPTH_SAMPLE = 8_000;
+/** Samples per depth; the median is reported. */
+const DEPTH_SAMPLES = 5;
 
 function msg(route = "/bench"): NewMessage {
   return { id: `b${++seq}`, route, target: "pull", payload, headers };
@@ -64,6 +66,22 @@ async function settle(store?: Store): Promise<void> {
   if (store) await store.prune();
   execFileSync("sync");
   (globalThis as { gc?: () => void }).gc?.();
+}
+
+/**
+ * The dequeue+ack rate at the depth `route` holds now: the median of DEPTH_SAMPLES drains of
+ * DEPTH_SAMPLE messages, each followed by an untimed refill to the same depth. Both depths drain the
+ * same messages, so neither figure is a short burst beside a long run; the median keeps one GC
+ * marking step or JIT tier-up after the bulk load from deciding the figure (on the memory backend
+ * a sample lasts about 30 ms).
+ */
+async function depthRate(store: Store, route: string, consumers: number): Promise<number> {
+  const rates: number[] = [];
+  for (let i = 0; i < DEPTH_SAMPLES; i++) {
+    rates.push(await drainRate(store, 32, consumers, route, DEPTH_SAMPLE));
+    await fill(store, DEPTH_SAMPLE, route);
+  }
+  return rates.sort((a, b) => a - b)[Math.floor(rates.length / 2)];
 }
 
 async function fill(store: Store, count: number, route = "/bench"): Promise<void> {
@@ -286,13 +304,12 @@ async function benchBackend(run: BackendRun): Promise<void> {
     const [shallow, deep] = await withStore(run, async (store) => {
       await fill(store, 10_000, "/shallow");
       await settle(store);
-      // Both depths drain the same 8,000 messages, so neither figure is a short burst beside a long run.
-      const atShallow = await drainRate(store, 32, run.consumers, "/shallow", DEPTH_SAMPLE);
+      const atShallow = await depthRate(store, "/shallow", run.consumers);
       const loadStarted = performance.now();
       await fill(store, run.deep, "/deep");
       console.log(`  (loaded ${fmt(run.deep)} queued messages in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s)`);
       await settle(store);
-      const atDeep = await drainRate(store, 32, run.consumers, "/deep", DEPTH_SAMPLE);
+      const atDeep = await depthRate(store, "/deep", run.consumers);
       return [atShallow, atDeep];
     });
     line("dequeue+ack batch 32 at 10k queued", shallow);
