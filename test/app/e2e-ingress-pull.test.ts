@@ -69,6 +69,14 @@ test("fan-out answers one id per deliver target", async () => {
   assert.is(posted.status, 202);
   assert.is(posted.json.ids.length, 2);
   assert.is.not(posted.json.ids[0], posted.json.ids[1]);
+  // The 202 body is written out by hand (runtime/ingress/handler.ts queuedReply): pin its exact
+  // text, for several ids here and for one id below, so it cannot drift from JSON.stringify's.
+  assert.is(posted.text, JSON.stringify({ status: "queued", ids: posted.json.ids }));
+  assert.is(posted.headers.get("content-type"), "application/json");
+  const single = await call(`${u.ingress}/hooks/a`, { body: "x" });
+  assert.is(single.status, 202);
+  assert.is(single.json.ids.length, 1);
+  assert.is(single.text, `{"status":"queued","ids":["${single.json.ids[0]}"]}`);
 });
 
 test("ingress refusals: 404, 405 with Allow, each a JSON {code, detail}", async () => {
