@@ -80,7 +80,7 @@ test("concurrent dequeues, acks, nacks and attempt records of four consumers sha
 });
 
 test("a refused caller in a group fails alone: its rows are undone, its neighbours' are committed", async () => {
-  const { store, commits } = await open({ maxDepth: 4 });
+  const { store, commits, path } = await open({ maxDepth: 4 });
   await store.enqueue([msg("existing")]);
   const before = commits();
   const results = await Promise.allSettled([
@@ -99,6 +99,33 @@ test("a refused caller in a group fails alone: its rows are undone, its neighbou
   assert.equal(results[3].status, "fulfilled");
   const all = await store.listMessages({ limit: 100 });
   assert.equal(all.map((m) => m.id).sort(), ["a", "existing"]);
+  await store.close();
+});
+
+test("single-message enqueues refused in a group fail alone, leave nothing behind, and the group commits once", async () => {
+  const { store, commits, path } = await open({ maxDepth: 4 });
+  await store.enqueue([msg("existing")]);
+  const before = commits();
+  const results = await Promise.allSettled([
+    store.enqueue([msg("a")]),
+    store.enqueue([msg("existing")]), // duplicate id: that INSERT fails and is undone by itself
+    store.enqueue([msg("b")]),
+    store.enqueue([msg("a")]), // duplicate of a row written earlier in the same transaction
+    store.enqueue([msg("c")]), // depth 3 + 1: fits only because the refused rows left nothing
+    store.enqueue([msg("d")]), // depth 4 + 1 > max_depth 4: queue_full before any write
+    store.dequeue({ route: "/r", batch: 1, leaseTtlMs: 60_000 }),
+  ]);
+  assert.equal(commits() - before, 1);
+  const codes = results.map((r) => (r.status === "rejected" ? (r.reason as StoreError).code : null));
+  assert.equal(codes, [null, "duplicate_id", null, "duplicate_id", null, "queue_full", null]);
+  const all = await store.listMessages({ limit: 100 });
+  assert.equal(all.map((m) => m.id).sort(), ["a", "b", "c", "existing"]);
+  const { byState } = await store.queueStats();
+  assert.equal([byState.queued, byState.leased], [3, 1]);
+  const Database = (await import("better-sqlite3")).default;
+  const reader = new Database(path, { readonly: true });
+  assert.equal(reader.prepare("SELECT active FROM queue_counters").pluck().get(), 4, "max_depth's counter counts only the rows that stayed");
+  reader.close();
   await store.close();
 });
 

@@ -26,6 +26,8 @@ export type Durability = "durable" | "deferred";
 interface GroupedWrite {
   work: (afterCommit: AfterCommit) => void;
   durability: Durability;
+  /** See grouped(): the work changes rows through at most one statement, so it needs no savepoint. */
+  singleStatement: boolean;
 }
 
 export class SqliteConnection {
@@ -53,10 +55,16 @@ export class SqliteConnection {
     if (this.closed) throw new StoreError("closed", "the store is closed");
   }
 
-  /** Runs `work` in the next group transaction; resolves with its result once that transaction commits. */
-  grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable"): Promise<R> {
+  /**
+   * Runs `work` in the next group transaction; resolves with its result once that transaction commits.
+   * `singleStatement`: the work writes through at most one statement, and when it throws it has
+   * either not written yet or it is that statement that failed, which SQLite has already undone
+   * (statement journal). It then runs without the SAVEPOINT and RELEASE every other write is wrapped
+   * in, two statement executions fewer per single-message enqueue.
+   */
+  grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable", singleStatement = false): Promise<R> {
     let result: R;
-    return this.group.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability }).then(() => result);
+    return this.group.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability, singleStatement }).then(() => result);
   }
 
   /** An immediate transaction of its own (or part of the one running), reported to the observer. */
@@ -101,8 +109,9 @@ export class SqliteConnection {
   }
 
   /**
-   * One transaction for the whole group; each operation under its own SAVEPOINT, so one caller's
-   * refusal or failure never fails its neighbours. Hooks (wake-ups) run only after the commit.
+   * One transaction for the whole group; each operation under its own SAVEPOINT (or, for a single
+   * statement, SQLite's own statement rollback), so one caller's refusal or failure never fails its
+   * neighbours. Hooks (wake-ups) run only after the commit.
    */
   private async commitGroup(writes: readonly PendingWrite<GroupedWrite>[]): Promise<(unknown | undefined)[]> {
     if (this.closed) throw new StoreError("closed", "the store is closed");
@@ -130,6 +139,19 @@ export class SqliteConnection {
     try {
       for (const write of writes) {
         const own: (() => void)[] = [];
+        if (write.items.singleStatement) {
+          try {
+            write.items.work((hook) => own.push(hook));
+            hooks.push(...own);
+            errors.push(undefined);
+          } catch (error) {
+            // Some failures (I/O, disk full) end the whole transaction, not just the statement: then
+            // the group fails, as it does when ROLLBACK TO finds no savepoint.
+            if (!this.db.inTransaction) throw error;
+            errors.push(error instanceof StoreError ? error : sqliteStoreError(error, "write"));
+          }
+          continue;
+        }
         this.sql.savepoint.run();
         try {
           write.items.work((hook) => own.push(hook));

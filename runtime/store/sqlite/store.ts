@@ -88,11 +88,16 @@ export class SqliteStore implements Store {
       this.conn.assertOpen();
       validateEnqueueBatch(items);
       if (items.length === 0) return;
-      await this.conn.grouped((afterCommit) => {
-        const nowMs = this.clock.now();
-        this.insertBatch(items, nowMs);
-        afterCommit(() => this.ready.notifyStored(items, nowMs));
-      });
+      // One message is one INSERT, and a refusal (queue_full) comes before it: no savepoint needed.
+      await this.conn.grouped(
+        (afterCommit) => {
+          const nowMs = this.clock.now();
+          this.insertBatch(items, nowMs);
+          afterCommit(() => this.ready.notifyStored(items, nowMs));
+        },
+        "durable",
+        items.length === 1,
+      );
     });
   }
 
