@@ -1,6 +1,7 @@
 // Group commit on SQLite (DECISIONS.md "Storage"): writes submitted in the same moment share one
 // transaction and one fsync, one caller's refusal never fails its neighbours, and nobody is answered
 // before the commit holding their work. Commits are counted through the store observer.
+import Database from "better-sqlite3";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -38,6 +39,19 @@ function msg(id: string, route = "/r"): NewMessage {
 }
 
 const test = suite("sqlite group commit");
+
+/** queue_counters.active, what max_depth admission reads, and the rows it should count, from a second connection. */
+function activeCounter(path: string): number {
+  const reader = new Database(path, { readonly: true });
+  try {
+    const counted = reader.prepare("SELECT active FROM queue_counters").pluck().get() as number;
+    const rows = reader.prepare("SELECT count(*) FROM messages WHERE state IN ('queued', 'leased')").pluck().get() as number;
+    assert.equal(counted, rows, "queue_counters.active equals the queued and leased rows");
+    return counted;
+  } finally {
+    reader.close();
+  }
+}
 
 test("fifty concurrent single-message enqueues share one commit", async () => {
   const { store, commits } = await open();
@@ -99,6 +113,7 @@ test("a refused caller in a group fails alone: its rows are undone, its neighbou
   assert.equal(results[3].status, "fulfilled");
   const all = await store.listMessages({ limit: 100 });
   assert.equal(all.map((m) => m.id).sort(), ["a", "existing"]);
+  assert.equal(activeCounter(path), 2, "b, undone with its savepoint, is not counted");
   await store.close();
 });
 
@@ -122,10 +137,27 @@ test("single-message enqueues refused in a group fail alone, leave nothing behin
   assert.equal(all.map((m) => m.id).sort(), ["a", "b", "c", "existing"]);
   const { byState } = await store.queueStats();
   assert.equal([byState.queued, byState.leased], [3, 1]);
-  const Database = (await import("better-sqlite3")).default;
-  const reader = new Database(path, { readonly: true });
-  assert.equal(reader.prepare("SELECT active FROM queue_counters").pluck().get(), 4, "max_depth's counter counts only the rows that stayed");
-  reader.close();
+  assert.equal(activeCounter(path), 4, "max_depth's counter counts only the rows that stayed");
+  await store.close();
+});
+
+test("the active counter follows enqueues (counted once per group, no insert trigger), acks, nacks and refusals", async () => {
+  const { store, path } = await open({ maxDepth: 1000 });
+  const db = new Database(path, { readonly: true });
+  assert.equal(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'trigger' ORDER BY name").pluck().all(), ["messages_active_delete", "messages_active_update"]);
+  db.close();
+  let n = 0;
+  for (let round = 0; round < 3; round++) {
+    await Promise.allSettled([
+      ...Array.from({ length: 10 }, () => store.enqueue([msg(`s${n++}`)])),
+      store.enqueue([msg(`b${n++}`), msg(`b${n++}`), msg(`b${n++}`)]),
+      store.enqueue([msg("s0")]), // a duplicate (of a row of this group in round 1): refused, not counted
+    ]);
+    assert.equal(activeCounter(path), 13 * (round + 1));
+  }
+  const leased = await store.dequeue({ route: "/r", batch: 10, leaseTtlMs: 60_000 });
+  await Promise.all([store.ack(leased.slice(0, 4).map((m) => m.leaseId)), store.nack(leased.slice(4, 6).map((m) => m.leaseId), { dead: true, reason: "x" }), store.enqueue([msg("late")])]);
+  assert.equal(activeCounter(path), 39 - 6 + 1);
   await store.close();
 });
 

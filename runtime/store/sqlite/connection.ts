@@ -37,6 +37,13 @@ export class SqliteConnection {
   private readonly group: GroupCommitter<GroupedWrite>;
   private readonly checkpointer: BackgroundCheckpointer | null;
   private closed = false;
+  /**
+   * Messages inserted by the writes of the running group, not yet added to queue_counters.active.
+   * Schema 4 dropped the per-row insert trigger: one UPDATE just before the group's COMMIT adds
+   * them all (a trigger made every ingress INSERT a two-statement write with a statement journal,
+   * ~8k of its ~33k SQLite instructions). The delete and state-change triggers still apply.
+   */
+  private insertedInGroup = 0;
 
   constructor(
     path: string,
@@ -65,6 +72,16 @@ export class SqliteConnection {
   grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable", singleStatement = false): Promise<R> {
     let result: R;
     return this.group.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability, singleStatement }).then(() => result);
+  }
+
+  /** Active depth as max_depth sees it inside a group write: the stored counter plus this group's inserts. */
+  activeDepth(): number {
+    return (this.sql.activeDepth.get() as number) + this.insertedInGroup;
+  }
+
+  /** Called by a group write once its messages are inserted; undone if that write fails. */
+  countInserted(messages: number): void {
+    this.insertedInGroup += messages;
   }
 
   /** An immediate transaction of its own (or part of the one running), reported to the observer. */
@@ -139,12 +156,14 @@ export class SqliteConnection {
     try {
       for (const write of writes) {
         const own: (() => void)[] = [];
+        const insertedBefore = this.insertedInGroup;
         if (write.items.singleStatement) {
           try {
             write.items.work((hook) => own.push(hook));
             hooks.push(...own);
             errors.push(undefined);
           } catch (error) {
+            this.insertedInGroup = insertedBefore;
             // Some failures (I/O, disk full) end the whole transaction, not just the statement: then
             // the group fails, as it does when ROLLBACK TO finds no savepoint.
             if (!this.db.inTransaction) throw error;
@@ -159,17 +178,21 @@ export class SqliteConnection {
           hooks.push(...own);
           errors.push(undefined);
         } catch (error) {
+          this.insertedInGroup = insertedBefore;
           this.sql.rollbackToSavepoint.run();
           this.sql.release.run();
           errors.push(error instanceof StoreError ? error : sqliteStoreError(error, "write"));
         }
       }
+      if (this.insertedInGroup > 0) this.sql.addActive.run(this.insertedInGroup);
       this.sql.commit.run();
       this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, durability);
     } catch (error) {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
       this.observer.sqliteEvent("tx_rollback");
       throw sqliteStoreError(error, "write");
+    } finally {
+      this.insertedInGroup = 0;
     }
     for (const hook of hooks) hook();
     return errors;

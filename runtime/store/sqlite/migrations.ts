@@ -149,6 +149,12 @@ DROP INDEX messages_lease;
     sql: null,
     apply: rewriteInListChecks,
   },
+  {
+    // Enqueues add their messages to queue_counters.active once per group commit (connection.ts)
+    // instead of through a trigger fired for every inserted row.
+    version: 4,
+    sql: "DROP TRIGGER messages_active_insert;",
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1].version;

@@ -105,7 +105,7 @@ export class SqliteStore implements Store {
   private insertBatch(items: readonly NewMessage[], nowMs: number): void {
     const maxDepth = positiveOrNull(this.limits.maxDepth);
     if (maxDepth !== null) {
-      const active = this.sql.activeDepth.get() as number;
+      const active = this.conn.activeDepth();
       if (active + items.length > maxDepth) {
         throw new StoreError("queue_full", `queue depth ${active} + ${items.length} would exceed max_depth ${maxDepth}`);
       }
@@ -130,6 +130,7 @@ export class SqliteStore implements Store {
         throw error;
       }
     });
+    this.conn.countInserted(items.length);
   }
 
   async dequeue(request: DequeueRequest, signal?: AbortSignal): Promise<LeasedMessage[]> {
