@@ -161,6 +161,19 @@ test("the active counter follows enqueues (counted once per group, no insert tri
   await store.close();
 });
 
+test("enqueue refusals before the group (closed store, invalid batch) are rejections, not synchronous throws", async () => {
+  const { store } = await open();
+  const invalid = store.enqueue([{ ...msg("x"), route: "no-slash" }]);
+  assert.instance(invalid, Promise);
+  assert.equal(((await invalid.catch((e: unknown) => e)) as StoreError).code, "invalid_argument");
+  const twice = store.enqueue([msg("t"), msg("t")]);
+  assert.equal(((await twice.catch((e: unknown) => e)) as StoreError).code, "duplicate_id");
+  await store.close();
+  const closed = store.enqueue([msg("late")]);
+  assert.instance(closed, Promise);
+  assert.equal(((await closed.catch((e: unknown) => e)) as StoreError).code, "closed");
+});
+
 test("no caller is answered before the commit holding its work", async () => {
   const { store, path } = await open();
   // A second connection sees only committed data: when an enqueue resolves, its row must be visible there.
