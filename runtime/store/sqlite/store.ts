@@ -91,7 +91,7 @@ export class SqliteStore implements Store {
       validateEnqueueBatch(items);
       if (items.length === 0) return Promise.resolve();
       // One message is one INSERT, and a refusal (queue_full) comes before it: no savepoint needed.
-      return this.conn.grouped(
+      return this.conn.groupedVoid(
         (afterCommit) => {
           const nowMs = this.clock.now();
           this.insertBatch(items, nowMs);
