@@ -161,6 +161,25 @@ test("the active counter follows enqueues (counted once per group, no insert tri
   await store.close();
 });
 
+test("max_depth inside a group sees the room an ack earlier in the same group made", async () => {
+  const { store, commits, path } = await open({ maxDepth: 3 });
+  await store.enqueue([msg("x"), msg("y")]);
+  const [leased] = await store.dequeue({ route: "/r", batch: 1, leaseTtlMs: 60_000 });
+  const before = commits();
+  const results = await Promise.allSettled([
+    store.enqueue([msg("a")]), // depth 2 + 1 = 3: fits
+    store.enqueue([msg("b")]), // 3 + 1: queue_full
+    store.ack([leased.leaseId]), // depth 2
+    store.enqueue([msg("c")]), // 2 + 1: fits only if the ack's change is seen
+    store.enqueue([msg("d")]), // 3 + 1: queue_full
+  ]);
+  assert.equal(commits() - before, 1);
+  const codes = results.map((r) => (r.status === "rejected" ? (r.reason as StoreError).code : null));
+  assert.equal(codes, [null, "queue_full", null, null, "queue_full"]);
+  assert.equal(activeCounter(path), 3);
+  await store.close();
+});
+
 test("enqueue refusals before the group (closed store, invalid batch) are rejections, not synchronous throws", async () => {
   const { store } = await open();
   const invalid = store.enqueue([{ ...msg("x"), route: "no-slash" }]);

@@ -28,6 +28,8 @@ interface GroupedWrite {
   durability: Durability;
   /** See grouped(): the work changes rows through at most one statement, so it needs no savepoint. */
   singleStatement: boolean;
+  /** The work leaves queue_counters as it is (enqueues count through countInserted): see activeDepth(). */
+  keepsCounter: boolean;
 }
 
 export class SqliteConnection {
@@ -44,6 +46,12 @@ export class SqliteConnection {
    * ~8k of its ~33k SQLite instructions). The delete and state-change triggers still apply.
    */
   private insertedInGroup = 0;
+  /**
+   * queue_counters.active as read by the first enqueue of the running group. It stays right for
+   * the enqueues after it until a write that may change the counter (ack, nack, lease expiry:
+   * triggers) runs in the group, which clears it: one counter read per group instead of per enqueue.
+   */
+  private storedActive: number | null = null;
 
   constructor(
     path: string,
@@ -71,17 +79,21 @@ export class SqliteConnection {
    */
   grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable", singleStatement = false): Promise<R> {
     let result: R;
-    return this.group.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability, singleStatement }).then(() => result);
+    return this.group.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability, singleStatement, keepsCounter: false }).then(() => result);
   }
 
-  /** grouped() for work without a result (enqueue): the group's own promise, one reaction fewer per call. */
-  groupedVoid(work: (afterCommit: AfterCommit) => void, durability: Durability = "durable", singleStatement = false): Promise<void> {
-    return this.group.submit({ work, durability, singleStatement });
+  /**
+   * An enqueue: grouped() without a result (the group's own promise, one reaction fewer per call),
+   * for work whose only counter change goes through countInserted().
+   */
+  groupedEnqueue(work: (afterCommit: AfterCommit) => void, singleStatement: boolean): Promise<void> {
+    return this.group.submit({ work, durability: "durable", singleStatement, keepsCounter: true });
   }
 
   /** Active depth as max_depth sees it inside a group write: the stored counter plus this group's inserts. */
   activeDepth(): number {
-    return (this.sql.activeDepth.get() as number) + this.insertedInGroup;
+    this.storedActive ??= this.sql.activeDepth.get() as number;
+    return this.storedActive + this.insertedInGroup;
   }
 
   /** Called by a group write once its messages are inserted; undone if that write fails. */
@@ -162,6 +174,7 @@ export class SqliteConnection {
       for (const write of writes) {
         const own: (() => void)[] = [];
         const insertedBefore = this.insertedInGroup;
+        if (!write.items.keepsCounter) this.storedActive = null;
         if (write.items.singleStatement) {
           try {
             write.items.work((hook) => own.push(hook));
@@ -198,6 +211,7 @@ export class SqliteConnection {
       throw sqliteStoreError(error, "write");
     } finally {
       this.insertedInGroup = 0;
+      this.storedActive = null;
     }
     for (const hook of hooks) hook();
     return errors;

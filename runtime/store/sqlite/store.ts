@@ -91,15 +91,11 @@ export class SqliteStore implements Store {
       validateEnqueueBatch(items);
       if (items.length === 0) return Promise.resolve();
       // One message is one INSERT, and a refusal (queue_full) comes before it: no savepoint needed.
-      return this.conn.groupedVoid(
-        (afterCommit) => {
-          const nowMs = this.clock.now();
-          this.insertBatch(items, nowMs);
-          afterCommit(() => this.ready.notifyStored(items, nowMs));
-        },
-        "durable",
-        items.length === 1,
-      );
+      return this.conn.groupedEnqueue((afterCommit) => {
+        const nowMs = this.clock.now();
+        this.insertBatch(items, nowMs);
+        afterCommit(() => this.ready.notifyStored(items, nowMs));
+      }, items.length === 1);
     });
   }
 
