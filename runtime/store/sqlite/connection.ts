@@ -1,7 +1,7 @@
 // The one SQLite connection of a store and how it writes: group commit for the hot paths (enqueue,
 // dequeue, ack, nack, extend, attempts), where operations submitted in the same moment run in one
-// transaction, each under its own savepoint, and share one fsync; and plain immediate transactions
-// for the occasional write (lifecycle changes, pruning). A group made only of deferred writes (ack,
+// transaction, each under its own savepoint (a single-statement enqueue needs none), and share one
+// fsync; and plain immediate transactions for the occasional write (lifecycle changes, pruning). A group made only of deferred writes (ack,
 // nack, attempt records: see the Store contract) commits with synchronous=NORMAL, so it is in the
 // WAL before its callers are answered but is flushed by the next durable commit or checkpoint. better-sqlite3 is synchronous, so every
 // transaction runs to completion without interleaving; no caller is answered before the commit that

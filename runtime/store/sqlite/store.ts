@@ -99,7 +99,11 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** Inserts one caller's batch; a refusal throws, and the caller's savepoint undoes what was inserted. */
+  /**
+   * Inserts one caller's batch; a refusal throws, and the caller's savepoint (for one message: the
+   * failed INSERT's own statement rollback) undoes what was inserted. The inserted messages reach
+   * queue_counters through the connection's per-group count, not a trigger (schema 4).
+   */
   private insertBatch(items: readonly NewMessage[], nowMs: number): void {
     const maxDepth = positiveOrNull(this.limits.maxDepth);
     if (maxDepth !== null) {
