@@ -1,6 +1,7 @@
 // Group commit on SQLite (DECISIONS.md "Storage"): writes submitted in the same moment share one
 // transaction and one fsync, one caller's refusal never fails its neighbours, and nobody is answered
 // before the commit holding their work. Commits are counted through the store observer.
+import Database from "better-sqlite3";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -38,6 +39,19 @@ function msg(id: string, route = "/r"): NewMessage {
 }
 
 const test = suite("sqlite group commit");
+
+/** queue_counters.active, what max_depth admission reads, and the rows it should count, from a second connection. */
+function activeCounter(path: string): number {
+  const reader = new Database(path, { readonly: true });
+  try {
+    const counted = reader.prepare("SELECT active FROM queue_counters").pluck().get() as number;
+    const rows = reader.prepare("SELECT count(*) FROM messages WHERE state IN ('queued', 'leased')").pluck().get() as number;
+    assert.equal(counted, rows, "queue_counters.active equals the queued and leased rows");
+    return counted;
+  } finally {
+    reader.close();
+  }
+}
 
 test("fifty concurrent single-message enqueues share one commit", async () => {
   const { store, commits } = await open();
@@ -80,7 +94,7 @@ test("concurrent dequeues, acks, nacks and attempt records of four consumers sha
 });
 
 test("a refused caller in a group fails alone: its rows are undone, its neighbours' are committed", async () => {
-  const { store, commits } = await open({ maxDepth: 4 });
+  const { store, commits, path } = await open({ maxDepth: 4 });
   await store.enqueue([msg("existing")]);
   const before = commits();
   const results = await Promise.allSettled([
@@ -99,7 +113,84 @@ test("a refused caller in a group fails alone: its rows are undone, its neighbou
   assert.equal(results[3].status, "fulfilled");
   const all = await store.listMessages({ limit: 100 });
   assert.equal(all.map((m) => m.id).sort(), ["a", "existing"]);
+  assert.equal(activeCounter(path), 2, "b, undone with its savepoint, is not counted");
   await store.close();
+});
+
+test("single-message enqueues refused in a group fail alone, leave nothing behind, and the group commits once", async () => {
+  const { store, commits, path } = await open({ maxDepth: 4 });
+  await store.enqueue([msg("existing")]);
+  const before = commits();
+  const results = await Promise.allSettled([
+    store.enqueue([msg("a")]),
+    store.enqueue([msg("existing")]), // duplicate id: that INSERT fails and is undone by itself
+    store.enqueue([msg("b")]),
+    store.enqueue([msg("a")]), // duplicate of a row written earlier in the same transaction
+    store.enqueue([msg("c")]), // depth 3 + 1: fits only because the refused rows left nothing
+    store.enqueue([msg("d")]), // depth 4 + 1 > max_depth 4: queue_full before any write
+    store.dequeue({ route: "/r", batch: 1, leaseTtlMs: 60_000 }),
+  ]);
+  assert.equal(commits() - before, 1);
+  const codes = results.map((r) => (r.status === "rejected" ? (r.reason as StoreError).code : null));
+  assert.equal(codes, [null, "duplicate_id", null, "duplicate_id", null, "queue_full", null]);
+  const all = await store.listMessages({ limit: 100 });
+  assert.equal(all.map((m) => m.id).sort(), ["a", "b", "c", "existing"]);
+  const { byState } = await store.queueStats();
+  assert.equal([byState.queued, byState.leased], [3, 1]);
+  assert.equal(activeCounter(path), 4, "max_depth's counter counts only the rows that stayed");
+  await store.close();
+});
+
+test("the active counter follows enqueues (counted once per group, no insert trigger), acks, nacks and refusals", async () => {
+  const { store, path } = await open({ maxDepth: 1000 });
+  const db = new Database(path, { readonly: true });
+  assert.equal(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'trigger' ORDER BY name").pluck().all(), ["messages_active_delete", "messages_active_update"]);
+  db.close();
+  let n = 0;
+  for (let round = 0; round < 3; round++) {
+    await Promise.allSettled([
+      ...Array.from({ length: 10 }, () => store.enqueue([msg(`s${n++}`)])),
+      store.enqueue([msg(`b${n++}`), msg(`b${n++}`), msg(`b${n++}`)]),
+      store.enqueue([msg("s0")]), // a duplicate (of a row of this group in round 1): refused, not counted
+    ]);
+    assert.equal(activeCounter(path), 13 * (round + 1));
+  }
+  const leased = await store.dequeue({ route: "/r", batch: 10, leaseTtlMs: 60_000 });
+  await Promise.all([store.ack(leased.slice(0, 4).map((m) => m.leaseId)), store.nack(leased.slice(4, 6).map((m) => m.leaseId), { dead: true, reason: "x" }), store.enqueue([msg("late")])]);
+  assert.equal(activeCounter(path), 39 - 6 + 1);
+  await store.close();
+});
+
+test("max_depth inside a group sees the room an ack earlier in the same group made", async () => {
+  const { store, commits, path } = await open({ maxDepth: 3 });
+  await store.enqueue([msg("x"), msg("y")]);
+  const [leased] = await store.dequeue({ route: "/r", batch: 1, leaseTtlMs: 60_000 });
+  const before = commits();
+  const results = await Promise.allSettled([
+    store.enqueue([msg("a")]), // depth 2 + 1 = 3: fits
+    store.enqueue([msg("b")]), // 3 + 1: queue_full
+    store.ack([leased.leaseId]), // depth 2
+    store.enqueue([msg("c")]), // 2 + 1: fits only if the ack's change is seen
+    store.enqueue([msg("d")]), // 3 + 1: queue_full
+  ]);
+  assert.equal(commits() - before, 1);
+  const codes = results.map((r) => (r.status === "rejected" ? (r.reason as StoreError).code : null));
+  assert.equal(codes, [null, "queue_full", null, null, "queue_full"]);
+  assert.equal(activeCounter(path), 3);
+  await store.close();
+});
+
+test("enqueue refusals before the group (closed store, invalid batch) are rejections, not synchronous throws", async () => {
+  const { store } = await open();
+  const invalid = store.enqueue([{ ...msg("x"), route: "no-slash" }]);
+  assert.instance(invalid, Promise);
+  assert.equal(((await invalid.catch((e: unknown) => e)) as StoreError).code, "invalid_argument");
+  const twice = store.enqueue([msg("t"), msg("t")]);
+  assert.equal(((await twice.catch((e: unknown) => e)) as StoreError).code, "duplicate_id");
+  await store.close();
+  const closed = store.enqueue([msg("late")]);
+  assert.instance(closed, Promise);
+  assert.equal(((await closed.catch((e: unknown) => e)) as StoreError).code, "closed");
 });
 
 test("no caller is answered before the commit holding its work", async () => {

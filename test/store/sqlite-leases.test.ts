@@ -7,7 +7,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { TestClock } from "../../runtime/clock.js";
 import { openStore } from "../../runtime/store/open.js";
-import { SQLITE_MIGRATIONS } from "../../runtime/store/sqlite/migrations.js";
+import { applyMigration, SQLITE_MIGRATIONS } from "../../runtime/store/sqlite/migrations.js";
 import { prepareStatements } from "../../runtime/store/sqlite/queries.js";
 import type { NewMessage, Store } from "../../runtime/store/store.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
@@ -122,7 +122,7 @@ test("forged lease ids are lease_not_found and leave every lease in place", asyn
 
 test("no hot-path statement scans the messages table", () => {
   const db = new Database(":memory:");
-  for (const migration of SQLITE_MIGRATIONS) db.exec(migration.sql);
+  for (const migration of SQLITE_MIGRATIONS) applyMigration(db, migration);
   const sql = prepareStatements(db);
   const hot = ["expireLeases", "readyTargets", "readyKeys", "leaseRows", "lookupLeases", "ackDelete", "deliverByIds", "requeueLeased", "killLeased", "extendLeases"] as const;
   for (const name of hot) {

@@ -6,7 +6,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { TestClock } from "../../runtime/clock.js";
 import { openStore } from "../../runtime/store/open.js";
-import { SQLITE_MIGRATIONS } from "../../runtime/store/sqlite/migrations.js";
+import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "../../runtime/store/sqlite/migrations.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 
 const dir = makeTempDir("store-sqlite-migration");
@@ -18,7 +18,7 @@ function writeSchema1File(path: string, nowMs: number): Record<string, string> {
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
-  db.exec(SQLITE_MIGRATIONS[0].sql);
+  db.exec(SQLITE_MIGRATIONS[0].sql!);
   db.prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (1, ?)").run(nowMs);
   const insert = db.prepare(
     `INSERT INTO messages (id, route, target, state, received_at, next_run_at, attempt, payload, headers, trace)
@@ -52,7 +52,7 @@ test("a schema-1 file upgrades in place; its queued rows dequeue in order and it
     const indexes = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'").pluck().all() as string[]).sort();
     assert.equal(indexes.filter((name) => name === "messages_ready" || name === "messages_lease"), []);
     assert.ok(indexes.includes("messages_ready_target"));
-    assert.is(db.prepare("SELECT max(version) FROM schema_migrations").pluck().get(), 2);
+    assert.is(db.prepare("SELECT max(version) FROM schema_migrations").pluck().get(), SQLITE_SCHEMA_VERSION);
     assert.is(db.prepare("SELECT count(*) FROM lease_v1").pluck().get(), 4);
     db.close();
 

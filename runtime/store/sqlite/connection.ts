@@ -1,7 +1,7 @@
 // The one SQLite connection of a store and how it writes: group commit for the hot paths (enqueue,
 // dequeue, ack, nack, extend, attempts), where operations submitted in the same moment run in one
-// transaction, each under its own savepoint, and share one fsync; and plain immediate transactions
-// for the occasional write (lifecycle changes, pruning). A group made only of deferred writes (ack,
+// transaction, each under its own savepoint (a single-statement enqueue needs none), and share one
+// fsync; and plain immediate transactions for the occasional write (lifecycle changes, pruning). A group made only of deferred writes (ack,
 // nack, attempt records: see the Store contract) commits with synchronous=NORMAL, so it is in the
 // WAL before its callers are answered but is flushed by the next durable commit or checkpoint. better-sqlite3 is synchronous, so every
 // transaction runs to completion without interleaving; no caller is answered before the commit that
@@ -26,6 +26,10 @@ export type Durability = "durable" | "deferred";
 interface GroupedWrite {
   work: (afterCommit: AfterCommit) => void;
   durability: Durability;
+  /** See grouped(): the work changes rows through at most one statement, so it needs no savepoint. */
+  singleStatement: boolean;
+  /** The work leaves queue_counters as it is (enqueues count through countInserted): see activeDepth(). */
+  keepsCounter: boolean;
 }
 
 export class SqliteConnection {
@@ -35,6 +39,19 @@ export class SqliteConnection {
   private readonly group: GroupCommitter<GroupedWrite>;
   private readonly checkpointer: BackgroundCheckpointer | null;
   private closed = false;
+  /**
+   * Messages inserted by the writes of the running group, not yet added to queue_counters.active.
+   * Schema 4 dropped the per-row insert trigger: one UPDATE just before the group's COMMIT adds
+   * them all (a trigger made every ingress INSERT a two-statement write with a statement journal,
+   * ~8k of its ~33k SQLite instructions). The delete and state-change triggers still apply.
+   */
+  private insertedInGroup = 0;
+  /**
+   * queue_counters.active as read by the first enqueue of the running group. It stays right for
+   * the enqueues after it until a write that may change the counter (ack, nack, lease expiry:
+   * triggers) runs in the group, which clears it: one counter read per group instead of per enqueue.
+   */
+  private storedActive: number | null = null;
 
   constructor(
     path: string,
@@ -53,10 +70,35 @@ export class SqliteConnection {
     if (this.closed) throw new StoreError("closed", "the store is closed");
   }
 
-  /** Runs `work` in the next group transaction; resolves with its result once that transaction commits. */
-  grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable"): Promise<R> {
+  /**
+   * Runs `work` in the next group transaction; resolves with its result once that transaction commits.
+   * `singleStatement`: the work writes through at most one statement, and when it throws it has
+   * either not written yet or it is that statement that failed, which SQLite has already undone
+   * (statement journal). It then runs without the SAVEPOINT and RELEASE every other write is wrapped
+   * in, two statement executions fewer per single-message enqueue.
+   */
+  grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable", singleStatement = false): Promise<R> {
     let result: R;
-    return this.group.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability }).then(() => result);
+    return this.group.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability, singleStatement, keepsCounter: false }).then(() => result);
+  }
+
+  /**
+   * An enqueue: grouped() without a result (the group's own promise, one reaction fewer per call),
+   * for work whose only counter change goes through countInserted().
+   */
+  groupedEnqueue(work: (afterCommit: AfterCommit) => void, singleStatement: boolean): Promise<void> {
+    return this.group.submit({ work, durability: "durable", singleStatement, keepsCounter: true });
+  }
+
+  /** Active depth as max_depth sees it inside a group write: the stored counter plus this group's inserts. */
+  activeDepth(): number {
+    this.storedActive ??= this.sql.activeDepth.get() as number;
+    return this.storedActive + this.insertedInGroup;
+  }
+
+  /** Called by a group write once its messages are inserted; undone if that write fails. */
+  countInserted(messages: number): void {
+    this.insertedInGroup += messages;
   }
 
   /** An immediate transaction of its own (or part of the one running), reported to the observer. */
@@ -101,8 +143,9 @@ export class SqliteConnection {
   }
 
   /**
-   * One transaction for the whole group; each operation under its own SAVEPOINT, so one caller's
-   * refusal or failure never fails its neighbours. Hooks (wake-ups) run only after the commit.
+   * One transaction for the whole group; each operation under its own SAVEPOINT (or, for a single
+   * statement, SQLite's own statement rollback), so one caller's refusal or failure never fails its
+   * neighbours. Hooks (wake-ups) run only after the commit.
    */
   private async commitGroup(writes: readonly PendingWrite<GroupedWrite>[]): Promise<(unknown | undefined)[]> {
     if (this.closed) throw new StoreError("closed", "the store is closed");
@@ -130,6 +173,22 @@ export class SqliteConnection {
     try {
       for (const write of writes) {
         const own: (() => void)[] = [];
+        const insertedBefore = this.insertedInGroup;
+        if (!write.items.keepsCounter) this.storedActive = null;
+        if (write.items.singleStatement) {
+          try {
+            write.items.work((hook) => own.push(hook));
+            hooks.push(...own);
+            errors.push(undefined);
+          } catch (error) {
+            this.insertedInGroup = insertedBefore;
+            // Some failures (I/O, disk full) end the whole transaction, not just the statement: then
+            // the group fails, as it does when ROLLBACK TO finds no savepoint.
+            if (!this.db.inTransaction) throw error;
+            errors.push(error instanceof StoreError ? error : sqliteStoreError(error, "write"));
+          }
+          continue;
+        }
         this.sql.savepoint.run();
         try {
           write.items.work((hook) => own.push(hook));
@@ -137,17 +196,22 @@ export class SqliteConnection {
           hooks.push(...own);
           errors.push(undefined);
         } catch (error) {
+          this.insertedInGroup = insertedBefore;
           this.sql.rollbackToSavepoint.run();
           this.sql.release.run();
           errors.push(error instanceof StoreError ? error : sqliteStoreError(error, "write"));
         }
       }
+      if (this.insertedInGroup > 0) this.sql.addActive.run(this.insertedInGroup);
       this.sql.commit.run();
       this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, durability);
     } catch (error) {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
       this.observer.sqliteEvent("tx_rollback");
       throw sqliteStoreError(error, "write");
+    } finally {
+      this.insertedInGroup = 0;
+      this.storedActive = null;
     }
     for (const hook of hooks) hook();
     return errors;

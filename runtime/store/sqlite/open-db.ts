@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { StoreError } from "../store.js";
-import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "./migrations.js";
+import { applyMigration, SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "./migrations.js";
 
 export type SqliteDb = Database.Database;
 
@@ -54,7 +54,7 @@ function migrate(db: SqliteDb, path: string, nowMs: number): void {
   const record = db.prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)");
   db.transaction(() => {
     for (const migration of pending) {
-      db.exec(migration.sql);
+      applyMigration(db, migration);
       record.run(migration.version, nowMs);
     }
   }).immediate();

@@ -60,6 +60,8 @@ export function prepareStatements(db: SqliteDb) {
     release: db.prepare("RELEASE grouped_write"),
     rollbackToSavepoint: db.prepare("ROLLBACK TO grouped_write"),
     activeDepth: db.prepare("SELECT active FROM queue_counters WHERE id = 1").pluck(),
+    // Once per group, for the messages its enqueues inserted (connection.ts insertedInGroup).
+    addActive: db.prepare<[number]>("UPDATE queue_counters SET active = active + ? WHERE id = 1"),
     insert: db.prepare(
       `INSERT INTO messages (id, route, target, state, received_at, next_run_at, attempt, payload, headers, trace)
        VALUES (?, ?, ?, 'queued', ?, ?, 0, ?, ?, ?)`,

@@ -84,23 +84,30 @@ export class SqliteStore implements Store {
   }
 
   enqueue(items: readonly NewMessage[]): Promise<void> {
-    return observed(this.observer, "enqueue", async () => {
+    // Not an async arrow: the group's promise is returned as it is, one promise and hop fewer per
+    // request; a synchronous throw still becomes observed()'s rejection.
+    return observed(this.observer, "enqueue", () => {
       this.conn.assertOpen();
       validateEnqueueBatch(items);
-      if (items.length === 0) return;
-      await this.conn.grouped((afterCommit) => {
+      if (items.length === 0) return Promise.resolve();
+      // One message is one INSERT, and a refusal (queue_full) comes before it: no savepoint needed.
+      return this.conn.groupedEnqueue((afterCommit) => {
         const nowMs = this.clock.now();
         this.insertBatch(items, nowMs);
         afterCommit(() => this.ready.notifyStored(items, nowMs));
-      });
+      }, items.length === 1);
     });
   }
 
-  /** Inserts one caller's batch; a refusal throws, and the caller's savepoint undoes what was inserted. */
+  /**
+   * Inserts one caller's batch; a refusal throws, and the caller's savepoint (for one message: the
+   * failed INSERT's own statement rollback) undoes what was inserted. The inserted messages reach
+   * queue_counters through the connection's per-group count, not a trigger (schema 4).
+   */
   private insertBatch(items: readonly NewMessage[], nowMs: number): void {
     const maxDepth = positiveOrNull(this.limits.maxDepth);
     if (maxDepth !== null) {
-      const active = this.sql.activeDepth.get() as number;
+      const active = this.conn.activeDepth();
       if (active + items.length > maxDepth) {
         throw new StoreError("queue_full", `queue depth ${active} + ${items.length} would exceed max_depth ${maxDepth}`);
       }
@@ -125,6 +132,7 @@ export class SqliteStore implements Store {
         throw error;
       }
     });
+    this.conn.countInserted(items.length);
   }
 
   async dequeue(request: DequeueRequest, signal?: AbortSignal): Promise<LeasedMessage[]> {
