@@ -16,6 +16,7 @@ export class GroupCommitter<T> {
   private pending: PendingWrite<T>[] = [];
   private flushing = false;
   private scheduled = false;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly write: GroupWriter<T>,
@@ -30,6 +31,12 @@ export class GroupCommitter<T> {
     });
   }
 
+  /** Resolves once no group is being written and none is waiting. */
+  idle(): Promise<void> {
+    if (!this.flushing && !this.scheduled && this.pending.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
   private schedule(): void {
     if (this.scheduled || this.flushing) return;
     this.scheduled = true;
@@ -40,8 +47,15 @@ export class GroupCommitter<T> {
     });
   }
 
+  private settleIdle(): void {
+    if (this.flushing || this.scheduled || this.pending.length > 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
   private async flush(): Promise<void> {
-    if (this.pending.length === 0) return;
+    if (this.pending.length === 0) return this.settleIdle();
     this.flushing = true;
     const group = this.pending.splice(0, this.maxGroup);
     try {
@@ -52,6 +66,7 @@ export class GroupCommitter<T> {
     } finally {
       this.flushing = false;
       if (this.pending.length > 0) this.schedule();
+      else this.settleIdle();
     }
   }
 }

@@ -13,6 +13,7 @@ import { StoreError } from "../store.js";
 import { BackgroundCheckpointer } from "./checkpointer.js";
 import { openSqliteDb, sqliteStoreError, type SqliteDb } from "./open-db.js";
 import { prepareStatements, StatementCache, type SqliteStatements } from "./queries.js";
+import { WalFlusher, type WalSync } from "./wal-flush.js";
 
 /** Registers work to run once the group holding the current operation has committed. */
 export type AfterCommit = (hook: () => void) => void;
@@ -34,6 +35,8 @@ export class SqliteConnection {
   readonly dynamic: StatementCache;
   private readonly group: GroupCommitter<GroupedWrite>;
   private readonly checkpointer: BackgroundCheckpointer | null;
+  /** Flushes durable groups off the event loop; none for an in-memory database (nothing to flush). */
+  private readonly walFlusher: WalFlusher | null;
   private closed = false;
 
   constructor(
@@ -41,12 +44,15 @@ export class SqliteConnection {
     busyTimeoutMs: number,
     readonly clock: Clock,
     private readonly observer: StoreObserver,
+    /** How durable groups flush the WAL (fs.fsync; tests hold it to see who waits for it). */
+    walSync?: WalSync,
   ) {
     this.db = openSqliteDb(path, busyTimeoutMs, clock.now());
     this.sql = prepareStatements(this.db);
     this.dynamic = new StatementCache(this.db);
     this.group = new GroupCommitter((writes) => this.commitGroup(writes));
     this.checkpointer = path === ":memory:" ? null : new BackgroundCheckpointer(path, observer);
+    this.walFlusher = path === ":memory:" ? null : new WalFlusher(`${path}-wal`, walSync);
   }
 
   assertOpen(): void {
@@ -93,34 +99,50 @@ export class SqliteConnection {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    // Let a group that is already queued commit before the connection goes away.
+    // Let the groups already queued commit (and be flushed) before the connection goes away.
     await new Promise((resolve) => setImmediate(resolve));
+    await this.group.idle();
     this.closed = true;
+    await this.walFlusher?.idle();
     await this.checkpointer?.stop();
     this.db.close();
+    this.walFlusher?.close();
   }
 
   /**
    * One transaction for the whole group; each operation under its own SAVEPOINT, so one caller's
-   * refusal or failure never fails its neighbours. Hooks (wake-ups) run only after the commit.
+   * refusal or failure never fails its neighbours. Hooks (wake-ups) run only after the commit. A
+   * durable group's fsync runs off the event loop (wal-flush.ts): requests arriving meanwhile are
+   * read and parsed, and join the next group, which starts once this one is flushed.
    */
   private async commitGroup(writes: readonly PendingWrite<GroupedWrite>[]): Promise<(unknown | undefined)[]> {
     if (this.closed) throw new StoreError("closed", "the store is closed");
     const durability: Durability = writes.some((w) => w.items.durability === "durable") ? "durable" : "deferred";
-    if (durability === "durable") return this.runGroup(writes, durability);
+    const started = performance.now();
+    if (durability === "durable" && this.walFlusher === null) return this.runGroup(writes, durability, started, true);
     // Not a prepared statement: SQLite applies `PRAGMA synchronous` when it compiles it.
     this.db.exec("PRAGMA synchronous = NORMAL");
+    let errors: (unknown | undefined)[];
     try {
-      return this.runGroup(writes, durability);
+      errors = this.runGroup(writes, durability, started, durability === "deferred");
     } finally {
       this.db.exec("PRAGMA synchronous = FULL");
     }
+    if (durability === "durable") {
+      try {
+        await this.walFlusher!.flush();
+      } catch (error) {
+        throw sqliteStoreError(error, "flushing the WAL");
+      }
+      this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, durability);
+    }
+    return errors;
   }
 
-  private runGroup(writes: readonly PendingWrite<GroupedWrite>[], durability: Durability): (unknown | undefined)[] {
+  /** One group transaction; reports the commit when `report` (else the caller does, after its flush). */
+  private runGroup(writes: readonly PendingWrite<GroupedWrite>[], durability: Durability, started: number, report: boolean): (unknown | undefined)[] {
     const errors: (unknown | undefined)[] = [];
     const hooks: (() => void)[] = [];
-    const started = performance.now();
     try {
       this.sql.begin.run();
     } catch (error) {
@@ -143,7 +165,7 @@ export class SqliteConnection {
         }
       }
       this.sql.commit.run();
-      this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, durability);
+      if (report) this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, durability);
     } catch (error) {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
       this.observer.sqliteEvent("tx_rollback");
