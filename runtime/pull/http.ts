@@ -5,11 +5,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { apiError, retryAfterHeader } from "../errors.js";
 import { readBody } from "../http/body.js";
 import { parseStrictJson, type BodySchema } from "../http/json.js";
-import { sendEmpty, sendJson } from "../http/respond.js";
+import { sendEmpty, sendJson, sendJsonText } from "../http/respond.js";
 import { verifyBearerToken } from "../ingress/verify/index.js";
 import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.js";
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
-import type { LeaseReply, PullOps } from "./ops.js";
+import { encodeDequeueReply } from "./encode.js";
+import { dequeueWaitMs, type DequeueRequest, type LeaseReply, type PullOps } from "./ops.js";
 import type { PullRoute, PullState } from "./state.js";
 
 /** Pull bodies are small JSON documents (reference-behaviour.md §3: at most 1 MiB). */
@@ -59,12 +60,18 @@ export function createPullHandler(deps: PullHttpDeps) {
       if (op === "dequeue") deps.metrics.pull.dequeue.inc({ route: pullRoute.route.path, status: dequeueStatusLabel(429) });
       throw apiError("rate_limited", "pull_api rate limit exceeded for this token", { headers: retryAfterHeader(take.retryAfterSeconds) });
     }
-    if (op === "dequeue") await dequeue(req, res, pullRoute, body);
+    if (op === "dequeue") await dequeue(req, res, pullRoute, body, state);
     else sendReply(res, await settle(op, pullRoute, body));
   };
 
-  async function dequeue(req: IncomingMessage, res: ServerResponse, pullRoute: PullRoute, body: Buffer): Promise<void> {
-    const request = parseStrictJson(body, DEQUEUE_BODY, { allowEmpty: true });
+  async function dequeue(req: IncomingMessage, res: ServerResponse, pullRoute: PullRoute, body: Buffer, state: PullState): Promise<void> {
+    const parsed = parseStrictJson(body, DEQUEUE_BODY, { allowEmpty: true });
+    const request: DequeueRequest = { batch: parsed.batch, leaseTtlMs: parsed.lease_ttl, maxWaitMs: parsed.max_wait };
+    // A dequeue that cannot wait answers with what is ready at once: no long-poll machinery.
+    if (dequeueWaitMs(request, state.limits) <= 0) {
+      sendJsonText(res, 200, encodeDequeueReply(await deps.ops.dequeue(pullRoute.route.path, request)));
+      return;
+    }
     // The client going away ends the long poll with nothing leased, as does shutdown.
     const clientGone = new AbortController();
     const onClose = () => {
@@ -74,8 +81,7 @@ export function createPullHandler(deps: PullHttpDeps) {
     req.socket.once("close", onClose);
     try {
       const signal = AbortSignal.any([clientGone.signal, deps.shutdownSignal]);
-      const result = await deps.ops.dequeue(pullRoute.route.path, { batch: request.batch, leaseTtlMs: request.lease_ttl, maxWaitMs: request.max_wait }, signal);
-      sendJson(res, 200, result);
+      sendJsonText(res, 200, encodeDequeueReply(await deps.ops.dequeue(pullRoute.route.path, request, signal)));
     } finally {
       res.off("close", onClose);
       req.socket.off("close", onClose);
