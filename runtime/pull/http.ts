@@ -6,7 +6,8 @@ import { apiError, retryAfterHeader } from "../errors.js";
 import { readBody } from "../http/body.js";
 import { parseStrictJson, type BodySchema } from "../http/json.js";
 import { sendEmpty, sendJson, sendJsonText } from "../http/respond.js";
-import { verifyBearerToken } from "../ingress/verify/index.js";
+import { matchesAny, secretDigest } from "../ingress/verify/constant-time.js";
+import { extractBearerToken } from "../ingress/verify/index.js";
 import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.js";
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
 import { encodeDequeueReply } from "./encode.js";
@@ -40,22 +41,26 @@ export function createPullHandler(deps: PullHttpDeps) {
     if (req.method !== "POST") {
       throw apiError("method_not_allowed", "the Pull API takes POST", { headers: { Allow: "POST" }, closeConnection: true });
     }
-    const token = verifyBearerToken(req.headers, state.knownTokens);
-    if (!token.ok) throw apiError("unauthorized", "missing or invalid bearer token", { closeConnection: true });
+    // The token is hashed once for both lists it is checked against (constant-time.ts).
+    const token = extractBearerToken(req.headers);
+    const digest = typeof token === "string" ? secretDigest(token) : undefined;
+    if (typeof token !== "string" || matchesAny(token, state.knownTokens, digest) < 0) {
+      throw apiError("unauthorized", "missing or invalid bearer token", { closeConnection: true });
+    }
 
     const slash = path.lastIndexOf("/");
     const endpoint = slash <= 0 ? "" : path.slice(0, slash);
     const op = path.slice(slash + 1);
     const pullRoute = state.routes.get(endpoint);
     if (!pullRoute) throw apiError("not_found", `no pull route at ${endpoint || path}`, { closeConnection: true });
-    if (verifyBearerToken(req.headers, pullRoute.tokens).ok !== true) {
+    if (matchesAny(token, pullRoute.tokens, digest) < 0) {
       throw apiError("forbidden", "this token is not allowed for this route", { closeConnection: true });
     }
     if (!OPS.has(op)) throw apiError("not_found", `unknown Pull API operation ${JSON.stringify(op)}`, { closeConnection: true });
 
     // Read first (bodies are small), so a refused request leaves the keep-alive connection usable.
     const body = await readBody(req, { maxBytes: MAX_PULL_BODY_BYTES });
-    const take = deps.rateLimits.get(token.token)?.take();
+    const take = deps.rateLimits.get(token)?.take();
     if (take && !take.ok) {
       if (op === "dequeue") deps.metrics.pull.dequeue.inc({ route: pullRoute.route.path, status: dequeueStatusLabel(429) });
       throw apiError("rate_limited", "pull_api rate limit exceeded for this token", { headers: retryAfterHeader(take.retryAfterSeconds) });
