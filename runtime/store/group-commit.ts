@@ -16,7 +16,6 @@ export class GroupCommitter<T> {
   private pending: PendingWrite<T>[] = [];
   private flushing = false;
   private scheduled = false;
-  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly write: GroupWriter<T>,
@@ -31,12 +30,6 @@ export class GroupCommitter<T> {
     });
   }
 
-  /** Resolves once no group is being written and none is waiting. */
-  idle(): Promise<void> {
-    if (!this.flushing && !this.scheduled && this.pending.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
-  }
-
   private schedule(): void {
     if (this.scheduled || this.flushing) return;
     this.scheduled = true;
@@ -47,15 +40,8 @@ export class GroupCommitter<T> {
     });
   }
 
-  private settleIdle(): void {
-    if (this.flushing || this.scheduled || this.pending.length > 0) return;
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const resolve of waiters) resolve();
-  }
-
   private async flush(): Promise<void> {
-    if (this.pending.length === 0) return this.settleIdle();
+    if (this.pending.length === 0) return;
     this.flushing = true;
     const group = this.pending.splice(0, this.maxGroup);
     try {
@@ -66,7 +52,6 @@ export class GroupCommitter<T> {
     } finally {
       this.flushing = false;
       if (this.pending.length > 0) this.schedule();
-      else this.settleIdle();
     }
   }
 }

@@ -146,7 +146,8 @@ test("a durable group is answered only after its WAL fsync; a deferred group doe
     assert.is(answered, true);
     assert.equal(take(), ["durable"]);
 
-    // One durable write makes the whole group durable: one fsync, which both callers wait for.
+    // One durable write makes the whole group durable: one fsync, which only the durable caller
+    // waits for; the deferred one is answered at the commit, as alone.
     const settled: string[] = [];
     const mixed = Promise.all([
       conn.grouped(() => "deferred", "deferred").then((v) => (settled.push(v), v)),
@@ -154,10 +155,27 @@ test("a durable group is answered only after its WAL fsync; a deferred group doe
     ]);
     for (let i = 0; i < 5; i++) await turn();
     assert.is(wal.started(), 2, "one more fsync for the mixed group");
-    assert.equal(settled, [], "neither is answered before it");
+    assert.equal(settled, ["deferred"], "the durable caller is not answered before it");
+
+    // While that fsync runs, a deferred write commits and is answered; durable writes gather and
+    // commit together once it ends, then wait for an fsync of their own.
+    const during: string[] = [];
+    const durableDuring = [1, 2].map((n) => conn.grouped(() => conn.db.prepare("INSERT INTO t VALUES (?)").run(10 + n).changes, "durable").then((v) => (during.push(`durable ${n}`), v)));
+    const deferredDuring = conn.grouped(() => conn.db.prepare("INSERT INTO t VALUES (3)").run().changes, "deferred").then((v) => (during.push("deferred"), v));
+    for (let i = 0; i < 5; i++) await turn();
+    assert.equal(during, ["deferred"]);
+    assert.is(conn.db.prepare("SELECT count(*) FROM t WHERE v > 10").pluck().get(), 0, "the durable writes wait to commit until the fsync ends");
+    assert.equal(take(), ["deferred"]);
     wal.finish();
     assert.equal(await mixed, ["deferred", "durable"]);
-    assert.equal(take(), ["durable"]);
+    for (let i = 0; i < 5; i++) await turn();
+    assert.is(conn.db.prepare("SELECT count(*) FROM t WHERE v > 10").pluck().get(), 2, "committed together after it");
+    assert.is(wal.started(), 3, "one fsync for both");
+    assert.equal(during, ["deferred"]);
+    wal.finish();
+    assert.equal(await Promise.all([...durableDuring, deferredDuring]), [1, 1, 1]);
+    assert.equal(during, ["deferred", "durable 1", "durable 2"]);
+    assert.equal(take(), ["durable", "durable"]);
   } finally {
     await conn.close();
   }

@@ -3,11 +3,14 @@
 // transaction, each under its own savepoint, and share one fsync; and plain immediate transactions
 // for the occasional write (lifecycle changes, pruning). A group made only of deferred writes (ack,
 // nack, attempt records: see the Store contract) commits with synchronous=NORMAL, so it is in the
-// WAL before its callers are answered but is flushed by the next durable commit or checkpoint. better-sqlite3 is synchronous, so every
+// WAL before its callers are answered but is flushed by the next durable commit or checkpoint. A
+// group holding durable writes commits the same way and then fsyncs the WAL off the event loop
+// before answering them (wal-flush.ts; see commitPending). better-sqlite3 is synchronous, so every
 // transaction runs to completion without interleaving; no caller is answered before the commit that
-// holds its work, and the event loop only ever sees committed state.
+// holds its work, and the event loop only ever sees committed state (committed, not yet flushed,
+// while an fsync runs).
 import type { Clock } from "../../clock.js";
-import { GroupCommitter, type PendingWrite } from "../group-commit.js";
+import type { PendingWrite } from "../group-commit.js";
 import type { StoreObserver } from "../observer.js";
 import { StoreError } from "../store.js";
 import { BackgroundCheckpointer } from "./checkpointer.js";
@@ -29,11 +32,18 @@ interface GroupedWrite {
   durability: Durability;
 }
 
+/** How many writes one group may hold; the rest wait for the next group. */
+const MAX_GROUP = 512;
+
 export class SqliteConnection {
   readonly db: SqliteDb;
   readonly sql: SqliteStatements;
   readonly dynamic: StatementCache;
-  private readonly group: GroupCommitter<GroupedWrite>;
+  private pending: PendingWrite<GroupedWrite>[] = [];
+  private scheduled = false;
+  /** A durable group's WAL fsync is running: only deferred writes may commit meanwhile. */
+  private flushing = false;
+  private idleWaiters: (() => void)[] = [];
   private readonly checkpointer: BackgroundCheckpointer | null;
   /** Flushes durable groups off the event loop; none for an in-memory database (nothing to flush). */
   private readonly walFlusher: WalFlusher | null;
@@ -50,7 +60,6 @@ export class SqliteConnection {
     this.db = openSqliteDb(path, busyTimeoutMs, clock.now());
     this.sql = prepareStatements(this.db);
     this.dynamic = new StatementCache(this.db);
-    this.group = new GroupCommitter((writes) => this.commitGroup(writes));
     this.checkpointer = path === ":memory:" ? null : new BackgroundCheckpointer(path, observer);
     this.walFlusher = path === ":memory:" ? null : new WalFlusher(`${path}-wal`, walSync);
   }
@@ -59,10 +68,16 @@ export class SqliteConnection {
     if (this.closed) throw new StoreError("closed", "the store is closed");
   }
 
-  /** Runs `work` in the next group transaction; resolves with its result once that transaction commits. */
+  /**
+   * Runs `work` in the next group transaction; resolves with its result once that transaction has
+   * committed and, for a durable write, once the WAL holding it is flushed.
+   */
   grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable"): Promise<R> {
     let result: R;
-    return this.group.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability }).then(() => result);
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ items: { work: (afterCommit) => void (result = work(afterCommit)), durability }, resolve, reject });
+      this.schedule();
+    }).then(() => result);
   }
 
   /** An immediate transaction of its own (or part of the one running), reported to the observer. */
@@ -101,7 +116,7 @@ export class SqliteConnection {
     if (this.closed) return;
     // Let the groups already queued commit (and be flushed) before the connection goes away.
     await new Promise((resolve) => setImmediate(resolve));
-    await this.group.idle();
+    await this.idle();
     this.closed = true;
     await this.walFlusher?.idle();
     await this.checkpointer?.stop();
@@ -109,34 +124,102 @@ export class SqliteConnection {
     this.walFlusher?.close();
   }
 
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // setImmediate, not a microtask: callers whose requests arrive in the same I/O phase join the group.
+    setImmediate(() => {
+      this.scheduled = false;
+      this.commitPending();
+    });
+  }
+
   /**
-   * One transaction for the whole group; each operation under its own SAVEPOINT, so one caller's
-   * refusal or failure never fails its neighbours. Hooks (wake-ups) run only after the commit. A
-   * durable group's fsync runs off the event loop (wal-flush.ts): requests arriving meanwhile are
-   * read and parsed, and join the next group, which starts once this one is flushed.
+   * Commits the pending writes as one group: each under its own SAVEPOINT, so one caller's refusal
+   * or failure never fails its neighbours; hooks (wake-ups) run only after the commit. Deferred
+   * writes are answered at the commit. A group holding durable writes then has its WAL fsynced off
+   * the event loop (wal-flush.ts) and its durable writes are answered after that; meanwhile only
+   * deferred writes (acks, nacks, attempt records) commit, in groups of their own, since they wait
+   * for no fsync. Durable writes arriving meanwhile gather into one group committed once the fsync
+   * ends, as they would behind an fsync inside COMMIT.
    */
-  private async commitGroup(writes: readonly PendingWrite<GroupedWrite>[]): Promise<(unknown | undefined)[]> {
-    if (this.closed) throw new StoreError("closed", "the store is closed");
-    const durability: Durability = writes.some((w) => w.items.durability === "durable") ? "durable" : "deferred";
+  private commitPending(): void {
+    let group: PendingWrite<GroupedWrite>[];
+    if (!this.flushing) group = this.pending.splice(0, MAX_GROUP);
+    else {
+      group = [];
+      const waiting: PendingWrite<GroupedWrite>[] = [];
+      for (const write of this.pending) (write.items.durability === "deferred" && group.length < MAX_GROUP ? group : waiting).push(write);
+      this.pending = waiting;
+    }
+    if (group.length === 0) return this.settleIdle();
+    const durable = group.some((w) => w.items.durability === "durable");
     const started = performance.now();
+    let errors: (unknown | undefined)[];
+    try {
+      errors = this.commitGroup(group, durable ? "durable" : "deferred", started);
+    } catch (error) {
+      for (const write of group) write.reject(error);
+      return this.afterGroup();
+    }
+    const flushed: PendingWrite<GroupedWrite>[] = [];
+    group.forEach((write, i) => {
+      if (errors[i] !== undefined) write.reject(errors[i]);
+      else if (write.items.durability === "durable" && this.walFlusher) flushed.push(write);
+      else write.resolve();
+    });
+    if (durable && this.walFlusher) {
+      this.flushing = true;
+      this.walFlusher.flush().then(
+        () => {
+          this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, "durable");
+          for (const write of flushed) write.resolve();
+        },
+        (error: unknown) => {
+          const failure = sqliteStoreError(error, "flushing the WAL");
+          for (const write of flushed) write.reject(failure);
+        },
+      ).finally(() => {
+        this.flushing = false;
+        this.afterGroup();
+      });
+    }
+    this.afterGroup();
+  }
+
+  private afterGroup(): void {
+    if (this.pending.length > 0 && (!this.flushing || this.pending.some((w) => w.items.durability === "deferred"))) this.schedule();
+    else this.settleIdle();
+  }
+
+  /** Resolves once no write is pending and no fsync is running. */
+  private idle(): Promise<void> {
+    if (this.pending.length === 0 && !this.flushing && !this.scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private settleIdle(): void {
+    if (this.pending.length > 0 || this.flushing || this.scheduled) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /**
+   * One group transaction. Without a WAL to flush (an in-memory database) a durable group commits
+   * with synchronous=FULL as the connection is set; otherwise with NORMAL, its fsync left to the
+   * caller, which also reports a durable commit once flushed.
+   */
+  private commitGroup(writes: readonly PendingWrite<GroupedWrite>[], durability: Durability, started: number): (unknown | undefined)[] {
+    if (this.closed) throw new StoreError("closed", "the store is closed");
     if (durability === "durable" && this.walFlusher === null) return this.runGroup(writes, durability, started, true);
     // Not a prepared statement: SQLite applies `PRAGMA synchronous` when it compiles it.
     this.db.exec("PRAGMA synchronous = NORMAL");
-    let errors: (unknown | undefined)[];
     try {
-      errors = this.runGroup(writes, durability, started, durability === "deferred");
+      return this.runGroup(writes, durability, started, durability === "deferred");
     } finally {
       this.db.exec("PRAGMA synchronous = FULL");
     }
-    if (durability === "durable") {
-      try {
-        await this.walFlusher!.flush();
-      } catch (error) {
-        throw sqliteStoreError(error, "flushing the WAL");
-      }
-      this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, durability);
-    }
-    return errors;
   }
 
   /** One group transaction; reports the commit when `report` (else the caller does, after its flush). */
