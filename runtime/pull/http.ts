@@ -5,11 +5,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { apiError, retryAfterHeader } from "../errors.js";
 import { readBody } from "../http/body.js";
 import { parseStrictJson, type BodySchema } from "../http/json.js";
-import { sendEmpty, sendJson } from "../http/respond.js";
-import { verifyBearerToken } from "../ingress/verify/index.js";
+import { sendEmpty, sendJson, sendJsonText } from "../http/respond.js";
+import { matchesAny, secretDigest } from "../ingress/verify/constant-time.js";
+import { extractBearerToken } from "../ingress/verify/index.js";
 import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.js";
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
-import type { LeaseReply, PullOps } from "./ops.js";
+import { encodeDequeueReply } from "./encode.js";
+import { dequeueWaitMs, type DequeueRequest, type LeaseReply, type PullOps } from "./ops.js";
 import type { PullRoute, PullState } from "./state.js";
 
 /** Pull bodies are small JSON documents (reference-behaviour.md §3: at most 1 MiB). */
@@ -39,32 +41,42 @@ export function createPullHandler(deps: PullHttpDeps) {
     if (req.method !== "POST") {
       throw apiError("method_not_allowed", "the Pull API takes POST", { headers: { Allow: "POST" }, closeConnection: true });
     }
-    const token = verifyBearerToken(req.headers, state.knownTokens);
-    if (!token.ok) throw apiError("unauthorized", "missing or invalid bearer token", { closeConnection: true });
+    // The token is hashed once for both lists it is checked against (constant-time.ts).
+    const token = extractBearerToken(req.headers);
+    const digest = typeof token === "string" ? secretDigest(token) : undefined;
+    if (typeof token !== "string" || matchesAny(token, state.knownTokens, digest) < 0) {
+      throw apiError("unauthorized", "missing or invalid bearer token", { closeConnection: true });
+    }
 
     const slash = path.lastIndexOf("/");
     const endpoint = slash <= 0 ? "" : path.slice(0, slash);
     const op = path.slice(slash + 1);
     const pullRoute = state.routes.get(endpoint);
     if (!pullRoute) throw apiError("not_found", `no pull route at ${endpoint || path}`, { closeConnection: true });
-    if (verifyBearerToken(req.headers, pullRoute.tokens).ok !== true) {
+    if (matchesAny(token, pullRoute.tokens, digest) < 0) {
       throw apiError("forbidden", "this token is not allowed for this route", { closeConnection: true });
     }
     if (!OPS.has(op)) throw apiError("not_found", `unknown Pull API operation ${JSON.stringify(op)}`, { closeConnection: true });
 
     // Read first (bodies are small), so a refused request leaves the keep-alive connection usable.
     const body = await readBody(req, { maxBytes: MAX_PULL_BODY_BYTES });
-    const take = deps.rateLimits.get(token.token)?.take();
+    const take = deps.rateLimits.get(token)?.take();
     if (take && !take.ok) {
       if (op === "dequeue") deps.metrics.pull.dequeue.inc({ route: pullRoute.route.path, status: dequeueStatusLabel(429) });
       throw apiError("rate_limited", "pull_api rate limit exceeded for this token", { headers: retryAfterHeader(take.retryAfterSeconds) });
     }
-    if (op === "dequeue") await dequeue(req, res, pullRoute, body);
+    if (op === "dequeue") await dequeue(req, res, pullRoute, body, state);
     else sendReply(res, await settle(op, pullRoute, body));
   };
 
-  async function dequeue(req: IncomingMessage, res: ServerResponse, pullRoute: PullRoute, body: Buffer): Promise<void> {
-    const request = parseStrictJson(body, DEQUEUE_BODY, { allowEmpty: true });
+  async function dequeue(req: IncomingMessage, res: ServerResponse, pullRoute: PullRoute, body: Buffer, state: PullState): Promise<void> {
+    const parsed = parseStrictJson(body, DEQUEUE_BODY, { allowEmpty: true });
+    const request: DequeueRequest = { batch: parsed.batch, leaseTtlMs: parsed.lease_ttl, maxWaitMs: parsed.max_wait };
+    // A dequeue that cannot wait answers with what is ready at once: no long-poll machinery.
+    if (dequeueWaitMs(request, state.limits) <= 0) {
+      sendJsonText(res, 200, encodeDequeueReply(await deps.ops.dequeue(pullRoute.route.path, request)));
+      return;
+    }
     // The client going away ends the long poll with nothing leased, as does shutdown.
     const clientGone = new AbortController();
     const onClose = () => {
@@ -74,8 +86,7 @@ export function createPullHandler(deps: PullHttpDeps) {
     req.socket.once("close", onClose);
     try {
       const signal = AbortSignal.any([clientGone.signal, deps.shutdownSignal]);
-      const result = await deps.ops.dequeue(pullRoute.route.path, { batch: request.batch, leaseTtlMs: request.lease_ttl, maxWaitMs: request.max_wait }, signal);
-      sendJson(res, 200, result);
+      sendJsonText(res, 200, encodeDequeueReply(await deps.ops.dequeue(pullRoute.route.path, request, signal)));
     } finally {
       res.off("close", onClose);
       req.socket.off("close", onClose);

@@ -57,8 +57,12 @@ export interface PullOpsDeps {
 }
 
 export interface PullOps {
-  /** Always resolves with items (possibly none); aborting `signal` ends a long poll with none leased. */
-  dequeue(route: string, request: DequeueRequest, signal: AbortSignal): Promise<{ items: DequeuedItem[] }>;
+  /**
+   * Always resolves with the leased messages (possibly none; encode.ts writes them as DequeuedItems);
+   * aborting `signal` ends a long poll with none leased. A request that cannot wait (see
+   * dequeueWaitMs) needs no signal.
+   */
+  dequeue(route: string, request: DequeueRequest, signal?: AbortSignal): Promise<LeasedMessage[]>;
   ack(route: string, request: LeaseIdsRequest): Promise<LeaseReply>;
   nack(route: string, request: NackRequest): Promise<LeaseReply>;
   extend(route: string, request: ExtendRequest): Promise<LeaseReply>;
@@ -72,7 +76,7 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
       const limits = deps.limits();
       const batch = clamp(request.batch === undefined || request.batch <= 0 ? 1 : request.batch, Math.min(limits.maxBatch, MAX_DEQUEUE_BATCH));
       const leaseTtlMs = leaseTtlFor(request.leaseTtlMs, limits);
-      const maxWaitMs = capped(request.maxWaitMs ?? limits.defaultMaxWaitMs, limits.maxWaitMs);
+      const maxWaitMs = dequeueWaitMs(request, limits);
       let leased: LeasedMessage[];
       try {
         leased = await store.dequeue({ route, batch, leaseTtlMs, maxWaitMs }, signal);
@@ -82,7 +86,7 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
         throw storeFailure();
       }
       metrics.pull.dequeue.inc({ route, status: "200" });
-      return { items: leased.map(toItem) };
+      return leased;
     },
 
     async ack(route, request) {
@@ -169,7 +173,13 @@ function storeFailure(): ApiError {
   return apiError("queue_overload", "the queue store is unavailable", { headers: { "Retry-After": "1" } });
 }
 
-function toItem(message: LeasedMessage): DequeuedItem {
+/** How long a dequeue may wait for messages: the request's max_wait or the default, capped by max_wait. */
+export function dequeueWaitMs(request: DequeueRequest, limits: PullLimits): number {
+  return capped(request.maxWaitMs ?? limits.defaultMaxWaitMs, limits.maxWaitMs);
+}
+
+/** A leased message as the Pull API shows it (encode.ts writes exactly JSON.stringify of these). */
+export function toItem(message: LeasedMessage): DequeuedItem {
   return {
     id: message.id,
     lease_id: message.leaseId,

@@ -122,4 +122,51 @@ test("spool_pull_lease_active shows the leased count of a route after dequeue an
   }
 });
 
+test("a dequeue reply with several items is exactly the documented JSON, with and without max_wait", async () => {
+  const s = await run(fleets(null));
+  try {
+    const posted: { id: string; body: string }[] = [];
+    for (const body of ['{"n":1}', "plain \u00e9 text", ""]) {
+      const reply = await call(`${s.ingress}/hooks/a`, { headers: { "content-type": "text/plain", "x-trace": 'q"uote' }, body });
+      assert.is(reply.status, 202);
+      posted.push({ id: reply.json.ids[0], body });
+    }
+    const expected = (text: string, bodies: { id: string; body: string }[]) => {
+      const items = JSON.parse(text).items as Record<string, unknown>[];
+      assert.is(items.length, bodies.length);
+      return JSON.stringify({
+        items: bodies.map(({ id, body }, i) => ({
+          id,
+          lease_id: items[i].lease_id,
+          route: "/hooks/a",
+          target: "pull",
+          payload_b64: Buffer.from(body).toString("base64"),
+          headers: items[i].headers,
+          received_at: items[i].received_at,
+          attempt: 1,
+          lease_until: items[i].lease_until,
+        })),
+      });
+    };
+    const now = await pullCall(`${s.pull}/a`, "dequeue", "fleet-a", { batch: 2 });
+    assert.is(now.status, 200);
+    assert.is(now.headers.get("content-type"), "application/json");
+    assert.is(Number(now.headers.get("content-length")), Buffer.byteLength(now.text));
+    assert.is(now.text, expected(now.text, posted.slice(0, 2)));
+    const first = JSON.parse(now.text).items[0];
+    assert.is(first.headers["Content-Type"], "text/plain");
+    assert.is(first.headers["X-Trace"], 'q"uote');
+    assert.match(first.received_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.ok(Date.parse(first.lease_until) > Date.parse(first.received_at));
+
+    const waited = await pullCall(`${s.pull}/a`, "dequeue", "fleet-a", { batch: 5, max_wait: "2s" });
+    assert.is(waited.text, expected(waited.text, posted.slice(2)));
+    // Nothing left: the long poll runs out (shortly) and answers no items.
+    assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a", { max_wait: "50ms" })).text, '{"items":[]}');
+    assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a", {})).text, '{"items":[]}');
+  } finally {
+    await s.app.stop();
+  }
+});
+
 test.run();

@@ -10,7 +10,8 @@
 //   `spool run` on PostgreSQL (a fresh schema, dropped afterwards): drain target ≥ 8k msg/s.
 // Run: node dist/test/bench/ingress.bench.js   (SPOOL_BENCH_SECONDS: seconds per ingress load (8);
 // SPOOL_BENCH_ROUNDS: ingress rounds, alternating who goes first (1); SPOOL_BENCH_PART=ingress skips
-// the drain part)
+// the drain part; SPOOL_BENCH_PART=drain skips the timed ingress loads and fills each queue with
+// exactly DRAIN_CAP messages instead: spool through its ingress, the reference by direct inserts)
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
@@ -22,13 +23,15 @@ import postgres from "postgres";
 import { Pool } from "undici";
 import { fmt, freePort, load, startSpool, stopChildren, waitFor, type LoadResult } from "./load.js";
 
-/** SPOOL_BENCH_PART=ingress or =drain runs only that part (the drain part drains what ingress stored). */
+/** SPOOL_BENCH_PART=ingress or =drain runs only that part (see the header). */
 const PART = process.env.SPOOL_BENCH_PART ?? "all";
 const ROUNDS = Math.max(1, Number(process.env.SPOOL_BENCH_ROUNDS ?? 1));
 const RATIO_TARGET = 0.8;
 const P99_TARGET_MS = 25;
 const DRAIN_CAP = 60_000;
 const PG_DSN = process.env.SPOOL_BENCH_POSTGRES_DSN ?? process.env.SPOOL_TEST_POSTGRES_DSN;
+/** The SQLite drain rate, which the PostgreSQL drain is compared with. */
+let lastSqliteDrain = 0;
 
 if (process.argv[2] === "--reference-server") {
   runReferenceServer(Number(process.argv[3]), process.argv[4]);
@@ -47,6 +50,12 @@ async function main(): Promise<void> {
     children.push(reference);
     await waitFor(`http://127.0.0.1:${referencePort}/ready`, "GET");
 
+    if (PART === "drain") {
+      await fillForDrain(`${spool.ingress}/hooks/bench`, `http://127.0.0.1:${referencePort}/hooks/bench`);
+      await compareDrain(spool.pull, referenceDb);
+      await drainPostgres(dir, children);
+      return;
+    }
     const ingress = await compareIngress(`http://127.0.0.1:${referencePort}/hooks/bench`, `${spool.ingress}/hooks/bench`);
     const { reference: ref, spool: run } = ingress;
     const ratio = run.rps / ref.rps;
@@ -59,34 +68,54 @@ async function main(): Promise<void> {
     );
 
     if (PART === "ingress") return;
-    const drained = await drainSpool(spool.pull);
-    const refDrained = drainReference(referenceDb);
-    console.log(`drain reference (direct SQLite lease + delete, batch 32): ${fmt(refDrained.perSecond)} msg/s over ${refDrained.messages} messages`);
-    console.log(`drain spool Pull API (4 workers, batch 32 + batch ack):   ${fmt(drained.perSecond)} msg/s over ${drained.messages} messages (target ≥ 25000: ${verdict(drained.perSecond >= 25_000)})`);
-    console.log(`drain ratio spool/reference: ${(drained.perSecond / refDrained.perSecond).toFixed(2)}`);
-
-    if (!PG_DSN) {
-      console.log("postgres: skipped (set SPOOL_BENCH_POSTGRES_DSN or SPOOL_TEST_POSTGRES_DSN)");
-      return;
-    }
-    await stopChildren(children.splice(0));
-    const schema = `spool_bench_ingress_${process.pid}`;
-    try {
-      const onPostgres = await startSpoolOn(dir, "postgres", children, schema);
-      const pgLoaded = await load(`${onPostgres.ingress}/hooks/bench`);
-      console.log(`ingress spool run (PostgreSQL):                                     ${fmt(pgLoaded.rps)} req/s, p99 ${pgLoaded.p99Ms} ms, non-2xx ${pgLoaded.non2xx}`);
-      const pgDrained = await drainSpool(onPostgres.pull);
-      console.log(`drain spool Pull API on PostgreSQL (4 workers, batch 32):  ${fmt(pgDrained.perSecond)} msg/s over ${pgDrained.messages} messages (target ≥ 8000: ${verdict(pgDrained.perSecond >= 8_000)})`);
-      console.log(`drain PostgreSQL / SQLite: ${(pgDrained.perSecond / drained.perSecond).toFixed(2)}`);
-    } finally {
-      await stopChildren(children.splice(0));
-      const sql = postgres(PG_DSN, { max: 1, onnotice: () => {} });
-      await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await sql.end({ timeout: 5 });
-    }
+    await compareDrain(spool.pull, referenceDb);
+    await drainPostgres(dir, children);
   } finally {
     await stopChildren(children);
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Drains spool's Pull API, then the reference's database directly, and prints both. */
+async function compareDrain(pullBase: string, referenceDb: string): Promise<void> {
+  const drained = await drainSpool(pullBase);
+  const refDrained = drainReference(referenceDb);
+  console.log(`drain reference (direct SQLite lease + delete, batch 32): ${fmt(refDrained.perSecond)} msg/s over ${refDrained.messages} messages`);
+  console.log(`drain spool Pull API (4 workers, batch 32 + batch ack):   ${fmt(drained.perSecond)} msg/s over ${drained.messages} messages (target ≥ 25000: ${verdict(drained.perSecond >= 25_000)})`);
+  console.log(`drain ratio spool/reference: ${(drained.perSecond / refDrained.perSecond).toFixed(2)}`);
+  lastSqliteDrain = drained.perSecond;
+}
+
+/** SPOOL_BENCH_PART=drain: DRAIN_CAP messages into spool (through ingress) and into the reference. */
+async function fillForDrain(spoolUrl: string, referenceUrl: string): Promise<void> {
+  const filled = await load(spoolUrl, DRAIN_CAP);
+  if (filled.ok < DRAIN_CAP) throw new Error(`filling spool stored ${filled.ok} of ${DRAIN_CAP} messages`);
+  const referenceFilled = await load(referenceUrl, DRAIN_CAP);
+  if (referenceFilled.ok < DRAIN_CAP) throw new Error(`filling the reference stored ${referenceFilled.ok} of ${DRAIN_CAP} messages`);
+  // The fills' dirty pages must not be written back during, and slow the fsyncs of, the drain.
+  execFileSync("sync");
+}
+
+/** The PostgreSQL run (ingress load, then drain), when a DSN is set; the SQLite children are stopped first. */
+async function drainPostgres(dir: string, children: ChildProcess[]): Promise<void> {
+  if (!PG_DSN) {
+    console.log("postgres: skipped (set SPOOL_BENCH_POSTGRES_DSN or SPOOL_TEST_POSTGRES_DSN)");
+    return;
+  }
+  await stopChildren(children.splice(0));
+  const schema = `spool_bench_ingress_${process.pid}`;
+  try {
+    const onPostgres = await startSpoolOn(dir, "postgres", children, schema);
+    const pgLoaded = await load(`${onPostgres.ingress}/hooks/bench`, PART === "drain" ? DRAIN_CAP : undefined);
+    console.log(`ingress spool run (PostgreSQL):                                     ${fmt(pgLoaded.rps)} req/s, p99 ${pgLoaded.p99Ms} ms, non-2xx ${pgLoaded.non2xx}`);
+    const pgDrained = await drainSpool(onPostgres.pull);
+    console.log(`drain spool Pull API on PostgreSQL (4 workers, batch 32):  ${fmt(pgDrained.perSecond)} msg/s over ${pgDrained.messages} messages (target ≥ 8000: ${verdict(pgDrained.perSecond >= 8_000)})`);
+    console.log(`drain PostgreSQL / SQLite: ${(pgDrained.perSecond / lastSqliteDrain).toFixed(2)}`);
+  } finally {
+    await stopChildren(children.splice(0));
+    const sql = postgres(PG_DSN, { max: 1, onnotice: () => {} });
+    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await sql.end({ timeout: 5 });
   }
 }
 

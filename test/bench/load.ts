@@ -21,13 +21,13 @@ export interface LoadResult {
   ok: number;
 }
 
-/** POSTs the 1 KB body to `url` over CONNECTIONS connections for SECONDS. */
-export async function load(url: string): Promise<LoadResult> {
+/** POSTs the 1 KB body to `url` over CONNECTIONS connections for SECONDS, or `amount` times when given. */
+export async function load(url: string, amount?: number): Promise<LoadResult> {
   const result = await autocannon({
     url,
     method: "POST",
     connections: CONNECTIONS,
-    duration: SECONDS,
+    ...(amount === undefined ? { duration: SECONDS } : { amount }),
     body: BODY,
     headers: { "content-type": "application/json" },
   });

@@ -7,7 +7,7 @@ import { apiError } from "../../runtime/errors.js";
 import { readBody, headersSize } from "../../runtime/http/body.js";
 import { LINGER_LIMITS } from "../../runtime/http/discard.js";
 import { parseListenAddress } from "../../runtime/http/address.js";
-import { sendEmpty, sendError, sendJson } from "../../runtime/http/respond.js";
+import { sendEmpty, sendError, sendJson, sendJsonText } from "../../runtime/http/respond.js";
 import { createHttpServer, type HttpListener, type RequestHandler } from "../../runtime/http/server.js";
 import type { UploadOutcome } from "./upload-client-child.js";
 
@@ -155,6 +155,23 @@ body("headersSize counts a header byte above 0x7f as one byte (Latin-1, as on th
 });
 
 const server = suite("http server");
+
+server("JSON replies carry their exact UTF-8 bytes and Content-Length, ASCII-only or not", async () => {
+  const texts = ['{"ascii":"only \\"quoted\\""}', '{"latin":"café","astral":"😀","sep":"\u2028"}', '{"items":[]}'];
+  let index = 0;
+  const listener = await start((_req, res) => sendJsonText(res, 200, texts[index++]));
+  try {
+    for (const text of texts) {
+      const response = await fetch(`http://127.0.0.1:${listener.address.port}/`);
+      const bytes = Buffer.from(await response.arrayBuffer());
+      assert.ok(bytes.equals(Buffer.from(text, "utf8")), text);
+      assert.is(response.headers.get("content-length"), String(Buffer.byteLength(text)));
+      assert.is(response.headers.get("content-type"), "application/json");
+    }
+  } finally {
+    await listener.close(1_000);
+  }
+});
 
 server("a slowloris client that never finishes its headers is cut off by the headers timeout", async () => {
   let handled = 0;

@@ -9,6 +9,7 @@ import { forwardAuth } from "../../runtime/ingress/verify/forward.js";
 import { verifyGenericHmac } from "../../runtime/ingress/verify/hmac.js";
 import { NonceCache } from "../../runtime/ingress/verify/nonce-cache.js";
 import { verifyProvider } from "../../runtime/ingress/verify/providers.js";
+import { matchesAny, secretDigest } from "../../runtime/ingress/verify/constant-time.js";
 import { verifyBearerToken } from "../../runtime/ingress/verify/token.js";
 import type { InboundRequest, RequestHeaders } from "../../runtime/ingress/verify/types.js";
 
@@ -24,6 +25,14 @@ const hexMac = (secret: string | Buffer, message: string | Buffer) => createHmac
 
 // ---------------------------------------------------------------------------------------------
 const tokens = suite("bearer and basic");
+
+tokens("matchesAny compares the given digest, computed once for several lists", () => {
+  assert.is(matchesAny("x", ["a", "x"]), 1);
+  assert.is(matchesAny("x", ["a", "x"], secretDigest("x")), 1);
+  assert.is(matchesAny("x", ["a", "b"], secretDigest("x")), -1);
+  // The digest is what is compared: the digest of "a" matches "a" whatever the value beside it.
+  assert.is(matchesAny("x", ["a", "x"], secretDigest("a")), 0);
+});
 
 tokens("a listed bearer token passes and reports which entry matched", () => {
   const result = verifyBearerToken({ authorization: "Bearer second" }, ["first", "second"]);

@@ -17,18 +17,20 @@ const candidateDigests = new WeakMap<readonly (Buffer | string)[], Buffer[]>();
 
 const digest = (value: Buffer | string) => createHash("sha256").update(value).digest();
 
+/** The digest matchesAny compares: a caller checking one value against several lists hashes it once. */
+export const secretDigest = digest;
+
 /**
  * Index of the first candidate equal to `given`, or -1. Every candidate is compared, with no early
  * exit, so the time does not reveal which entry matched or how many were tried before it.
  * `candidates` is treated as immutable: its digests are cached per array (pass the config's list).
  */
-export function matchesAny(given: Buffer | string, candidates: readonly (Buffer | string)[]): number {
+export function matchesAny(given: Buffer | string, candidates: readonly (Buffer | string)[], givenDigest = digest(given)): number {
   let digests = candidateDigests.get(candidates);
   if (!digests) {
     digests = candidates.map(digest);
     candidateDigests.set(candidates, digests);
   }
-  const givenDigest = digest(given);
   let matchedIndex = -1;
   for (let index = 0; index < digests.length; index++) {
     const equal = timingSafeEqual(givenDigest, digests[index]);

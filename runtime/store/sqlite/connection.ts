@@ -3,16 +3,20 @@
 // transaction, each under its own savepoint (a single-statement enqueue needs none), and share one
 // fsync; and plain immediate transactions for the occasional write (lifecycle changes, pruning). A group made only of deferred writes (ack,
 // nack, attempt records: see the Store contract) commits with synchronous=NORMAL, so it is in the
-// WAL before its callers are answered but is flushed by the next durable commit or checkpoint. better-sqlite3 is synchronous, so every
+// WAL before its callers are answered but is flushed by the next durable commit or checkpoint. A
+// group holding durable writes commits the same way and then fsyncs the WAL off the event loop
+// before answering them (wal-flush.ts; see commitPending). better-sqlite3 is synchronous, so every
 // transaction runs to completion without interleaving; no caller is answered before the commit that
-// holds its work, and the event loop only ever sees committed state.
+// holds its work, and the event loop only ever sees committed state (committed, not yet flushed,
+// while an fsync runs).
 import type { Clock } from "../../clock.js";
-import { GroupCommitter, type PendingWrite } from "../group-commit.js";
+import type { PendingWrite } from "../group-commit.js";
 import type { StoreObserver } from "../observer.js";
 import { StoreError } from "../store.js";
 import { BackgroundCheckpointer } from "./checkpointer.js";
 import { openSqliteDb, sqliteStoreError, type SqliteDb } from "./open-db.js";
 import { prepareStatements, StatementCache, type SqliteStatements } from "./queries.js";
+import { WalFlusher, type WalSync } from "./wal-flush.js";
 
 /** Registers work to run once the group holding the current operation has committed. */
 export type AfterCommit = (hook: () => void) => void;
@@ -32,12 +36,21 @@ interface GroupedWrite {
   keepsCounter: boolean;
 }
 
+/** How many writes one group may hold; the rest wait for the next group. */
+const MAX_GROUP = 512;
+
 export class SqliteConnection {
   readonly db: SqliteDb;
   readonly sql: SqliteStatements;
   readonly dynamic: StatementCache;
-  private readonly group: GroupCommitter<GroupedWrite>;
+  private pending: PendingWrite<GroupedWrite>[] = [];
+  private scheduled = false;
+  /** A durable group's WAL fsync is running: only deferred writes may commit meanwhile. */
+  private flushing = false;
+  private idleWaiters: (() => void)[] = [];
   private readonly checkpointer: BackgroundCheckpointer | null;
+  /** Flushes durable groups off the event loop; none for an in-memory database (nothing to flush). */
+  private readonly walFlusher: WalFlusher | null;
   private closed = false;
   /**
    * Messages inserted by the writes of the running group, not yet added to queue_counters.active.
@@ -58,12 +71,14 @@ export class SqliteConnection {
     busyTimeoutMs: number,
     readonly clock: Clock,
     private readonly observer: StoreObserver,
+    /** How durable groups flush the WAL (fs.fsync; tests hold it to see who waits for it). */
+    walSync?: WalSync,
   ) {
     this.db = openSqliteDb(path, busyTimeoutMs, clock.now());
     this.sql = prepareStatements(this.db);
     this.dynamic = new StatementCache(this.db);
-    this.group = new GroupCommitter((writes) => this.commitGroup(writes));
     this.checkpointer = path === ":memory:" ? null : new BackgroundCheckpointer(path, observer);
+    this.walFlusher = path === ":memory:" ? null : new WalFlusher(`${path}-wal`, walSync);
   }
 
   assertOpen(): void {
@@ -71,7 +86,8 @@ export class SqliteConnection {
   }
 
   /**
-   * Runs `work` in the next group transaction; resolves with its result once that transaction commits.
+   * Runs `work` in the next group transaction; resolves with its result once that transaction has
+   * committed and, for a durable write, once the WAL holding it is flushed.
    * `singleStatement`: the work writes through at most one statement, and when it throws it has
    * either not written yet or it is that statement that failed, which SQLite has already undone
    * (statement journal). It then runs without the SAVEPOINT and RELEASE every other write is wrapped
@@ -79,7 +95,7 @@ export class SqliteConnection {
    */
   grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable", singleStatement = false): Promise<R> {
     let result: R;
-    return this.group.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability, singleStatement, keepsCounter: false }).then(() => result);
+    return this.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability, singleStatement, keepsCounter: false }).then(() => result);
   }
 
   /**
@@ -87,7 +103,7 @@ export class SqliteConnection {
    * for work whose only counter change goes through countInserted().
    */
   groupedEnqueue(work: (afterCommit: AfterCommit) => void, singleStatement: boolean): Promise<void> {
-    return this.group.submit({ work, durability: "durable", singleStatement, keepsCounter: true });
+    return this.submit({ work, durability: "durable", singleStatement, keepsCounter: true });
   }
 
   /** Active depth as max_depth sees it inside a group write: the stored counter plus this group's inserts. */
@@ -99,6 +115,13 @@ export class SqliteConnection {
   /** Called by a group write once its messages are inserted; undone if that write fails. */
   countInserted(messages: number): void {
     this.insertedInGroup += messages;
+  }
+
+  private submit(items: GroupedWrite): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ items, resolve, reject });
+      this.schedule();
+    });
   }
 
   /** An immediate transaction of its own (or part of the one running), reported to the observer. */
@@ -135,35 +158,118 @@ export class SqliteConnection {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    // Let a group that is already queued commit before the connection goes away.
+    // Let the groups already queued commit (and be flushed) before the connection goes away.
     await new Promise((resolve) => setImmediate(resolve));
+    await this.idle();
     this.closed = true;
+    await this.walFlusher?.idle();
     await this.checkpointer?.stop();
     this.db.close();
+    this.walFlusher?.close();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // setImmediate, not a microtask: callers whose requests arrive in the same I/O phase join the group.
+    setImmediate(() => {
+      this.scheduled = false;
+      this.commitPending();
+    });
   }
 
   /**
-   * One transaction for the whole group; each operation under its own SAVEPOINT (or, for a single
-   * statement, SQLite's own statement rollback), so one caller's refusal or failure never fails its
-   * neighbours. Hooks (wake-ups) run only after the commit.
+   * Commits the pending writes as one group: each under its own SAVEPOINT, so one caller's refusal
+   * or failure never fails its neighbours; hooks (wake-ups) run only after the commit. Deferred
+   * writes are answered at the commit. A group holding durable writes then has its WAL fsynced off
+   * the event loop (wal-flush.ts) and its durable writes are answered after that; meanwhile only
+   * deferred writes (acks, nacks, attempt records) commit, in groups of their own, since they wait
+   * for no fsync. Durable writes arriving meanwhile gather into one group committed once the fsync
+   * ends, as they would behind an fsync inside COMMIT.
    */
-  private async commitGroup(writes: readonly PendingWrite<GroupedWrite>[]): Promise<(unknown | undefined)[]> {
+  private commitPending(): void {
+    let group: PendingWrite<GroupedWrite>[];
+    if (!this.flushing) group = this.pending.splice(0, MAX_GROUP);
+    else {
+      group = [];
+      const waiting: PendingWrite<GroupedWrite>[] = [];
+      for (const write of this.pending) (write.items.durability === "deferred" && group.length < MAX_GROUP ? group : waiting).push(write);
+      this.pending = waiting;
+    }
+    if (group.length === 0) return this.settleIdle();
+    const durable = group.some((w) => w.items.durability === "durable");
+    const started = performance.now();
+    let errors: (unknown | undefined)[];
+    try {
+      errors = this.commitGroup(group, durable ? "durable" : "deferred", started);
+    } catch (error) {
+      for (const write of group) write.reject(error);
+      return this.afterGroup();
+    }
+    const flushed: PendingWrite<GroupedWrite>[] = [];
+    group.forEach((write, i) => {
+      if (errors[i] !== undefined) write.reject(errors[i]);
+      else if (write.items.durability === "durable" && this.walFlusher) flushed.push(write);
+      else write.resolve();
+    });
+    if (durable && this.walFlusher) {
+      this.flushing = true;
+      this.walFlusher.flush().then(
+        () => {
+          this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, "durable");
+          for (const write of flushed) write.resolve();
+        },
+        (error: unknown) => {
+          const failure = sqliteStoreError(error, "flushing the WAL");
+          for (const write of flushed) write.reject(failure);
+        },
+      ).finally(() => {
+        this.flushing = false;
+        this.afterGroup();
+      });
+    }
+    this.afterGroup();
+  }
+
+  private afterGroup(): void {
+    if (this.pending.length > 0 && (!this.flushing || this.pending.some((w) => w.items.durability === "deferred"))) this.schedule();
+    else this.settleIdle();
+  }
+
+  /** Resolves once no write is pending and no fsync is running. */
+  private idle(): Promise<void> {
+    if (this.pending.length === 0 && !this.flushing && !this.scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private settleIdle(): void {
+    if (this.pending.length > 0 || this.flushing || this.scheduled) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /**
+   * One group transaction. Without a WAL to flush (an in-memory database) a durable group commits
+   * with synchronous=FULL as the connection is set; otherwise with NORMAL, its fsync left to the
+   * caller, which also reports a durable commit once flushed.
+   */
+  private commitGroup(writes: readonly PendingWrite<GroupedWrite>[], durability: Durability, started: number): (unknown | undefined)[] {
     if (this.closed) throw new StoreError("closed", "the store is closed");
-    const durability: Durability = writes.some((w) => w.items.durability === "durable") ? "durable" : "deferred";
-    if (durability === "durable") return this.runGroup(writes, durability);
+    if (durability === "durable" && this.walFlusher === null) return this.runGroup(writes, durability, started, true);
     // Not a prepared statement: SQLite applies `PRAGMA synchronous` when it compiles it.
     this.db.exec("PRAGMA synchronous = NORMAL");
     try {
-      return this.runGroup(writes, durability);
+      return this.runGroup(writes, durability, started, durability === "deferred");
     } finally {
       this.db.exec("PRAGMA synchronous = FULL");
     }
   }
 
-  private runGroup(writes: readonly PendingWrite<GroupedWrite>[], durability: Durability): (unknown | undefined)[] {
+  /** One group transaction; reports the commit when `report` (else the caller does, after its flush). */
+  private runGroup(writes: readonly PendingWrite<GroupedWrite>[], durability: Durability, started: number, report: boolean): (unknown | undefined)[] {
     const errors: (unknown | undefined)[] = [];
     const hooks: (() => void)[] = [];
-    const started = performance.now();
     try {
       this.sql.begin.run();
     } catch (error) {
@@ -204,7 +310,7 @@ export class SqliteConnection {
       }
       if (this.insertedInGroup > 0) this.sql.addActive.run(this.insertedInGroup);
       this.sql.commit.run();
-      this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, durability);
+      if (report) this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, durability);
     } catch (error) {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
       this.observer.sqliteEvent("tx_rollback");

@@ -1,0 +1,66 @@
+// The hand-written dequeue reply (runtime/pull/encode.ts) must be byte for byte what
+// JSON.stringify({ items }) of the documented item objects gives, escapes and all.
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { EMPTY_DEQUEUE_REPLY, encodeDequeueReply } from "../../runtime/pull/encode.js";
+import { toItem } from "../../runtime/pull/ops.js";
+import type { LeasedMessage } from "../../runtime/store/store.js";
+
+const test = suite("pull dequeue reply encoding");
+
+function leased(overrides: Partial<LeasedMessage> = {}): LeasedMessage {
+  return {
+    id: "msg_1",
+    leaseId: "lease_00ff00ff00ff00ff_7",
+    route: "/orders",
+    target: "pull",
+    payload: new Uint8Array(Buffer.from("hello")),
+    headers: { "content-type": "application/json" },
+    trace: null,
+    receivedAtMs: Date.UTC(2026, 10, 23, 12, 0, 0, 5),
+    attempt: 1,
+    leaseUntilMs: Date.UTC(2026, 10, 23, 12, 0, 30, 5),
+    ...overrides,
+  };
+}
+
+const reference = (messages: LeasedMessage[]) => JSON.stringify({ items: messages.map(toItem) });
+
+test("the exact text of a reply with two items", () => {
+  const messages = [
+    leased(),
+    leased({ id: "msg_2", leaseId: "lease_aa_8", payload: new Uint8Array([0xff, 0x00, 0x10]), headers: {}, attempt: 3, receivedAtMs: Date.UTC(2026, 0, 2, 3, 4, 5, 6) }),
+  ];
+  assert.is(
+    encodeDequeueReply(messages),
+    '{"items":[' +
+      '{"id":"msg_1","lease_id":"lease_00ff00ff00ff00ff_7","route":"/orders","target":"pull","payload_b64":"aGVsbG8=",' +
+      '"headers":{"content-type":"application/json"},"received_at":"2026-11-23T12:00:00.005Z","attempt":1,"lease_until":"2026-11-23T12:00:30.005Z"},' +
+      '{"id":"msg_2","lease_id":"lease_aa_8","route":"/orders","target":"pull","payload_b64":"/wAQ",' +
+      '"headers":{},"received_at":"2026-01-02T03:04:05.006Z","attempt":3,"lease_until":"2026-11-23T12:00:30.005Z"}]}',
+  );
+  assert.is(encodeDequeueReply(messages), reference(messages));
+});
+
+test("no items", () => {
+  assert.is(encodeDequeueReply([]), EMPTY_DEQUEUE_REPLY);
+  assert.is(encodeDequeueReply([]), reference([]));
+});
+
+test("strings that need escaping, unicode, odd header names, empty payloads and repeated timestamps match JSON.stringify", () => {
+  const payloadOf = (text: string) => new Uint8Array(Buffer.from(text));
+  // A payload that is a view into a larger buffer: only its own bytes are encoded.
+  const backing = Buffer.from("xxABCDEFyy");
+  const messages = [
+    leased({ id: 'id "quoted" \\ back', route: "/r\u0001\n\t", target: "täget\u2028", payload: payloadOf(""), headers: { "x-a": 'v"\u0000', "2": "num", "1": "first" } }),
+    // The store parses stored headers with JSON.parse, which keeps "__proto__" as an own property.
+    leased({ headers: JSON.parse('{"__proto__":"x","b":"y"}') as Record<string, string> }),
+    leased({ id: "😀", leaseId: "lease_\ud800", payload: new Uint8Array(backing.buffer, backing.byteOffset + 2, 6), attempt: 12345, leaseUntilMs: 0 }),
+    leased({ receivedAtMs: 8.64e15, leaseUntilMs: -1 }),
+    ...Array.from({ length: 40 }, (_, i) => leased({ id: `m${i}`, payload: payloadOf("p".repeat(i)), receivedAtMs: 1_700_000_000_000 + (i >> 2) })),
+  ];
+  assert.is(encodeDequeueReply(messages), reference(messages));
+  assert.equal(JSON.parse(encodeDequeueReply(messages)).items[2].payload_b64, Buffer.from("ABCDEF").toString("base64"));
+});
+
+test.run();
