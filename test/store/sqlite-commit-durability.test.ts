@@ -11,9 +11,9 @@ import { TestClock } from "../../runtime/clock.js";
 import type { StoreObserver } from "../../runtime/store/observer.js";
 import { openStore } from "../../runtime/store/open.js";
 import { SqliteConnection } from "../../runtime/store/sqlite/connection.js";
-import type { WalSync } from "../../runtime/store/sqlite/wal-flush.js";
 import { StoreError, type NewMessage, type Store } from "../../runtime/store/store.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
+import { heldSync } from "../helpers/held-wal-sync.js";
 
 const dir = makeTempDir("store-commit-durability");
 process.on("exit", () => dir.cleanup());
@@ -107,20 +107,6 @@ test("groups run with synchronous=NORMAL, and FULL is in force again afterwards,
     await conn.close();
   }
 });
-
-/** A WAL sync the test completes by hand, counting the fsyncs asked for. */
-function heldSync(): { sync: WalSync; started: () => number; finish: (error?: NodeJS.ErrnoException) => void } {
-  const held: ((error: NodeJS.ErrnoException | null) => void)[] = [];
-  let started = 0;
-  return {
-    sync: (_fd, done) => {
-      started++;
-      held.push(done);
-    },
-    started: () => started,
-    finish: (error) => held.shift()!(error ?? null),
-  };
-}
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 

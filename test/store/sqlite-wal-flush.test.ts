@@ -5,8 +5,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { WalFlusher, type WalSync } from "../../runtime/store/sqlite/wal-flush.js";
+import { WalFlusher } from "../../runtime/store/sqlite/wal-flush.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
+import { heldSync } from "../helpers/held-wal-sync.js";
 
 const dir = makeTempDir("store-wal-flush");
 process.on("exit", () => dir.cleanup());
@@ -16,19 +17,6 @@ function walFile(): string {
   const path = join(dir.path, `f-${++counter}.db-wal`);
   writeFileSync(path, "frames");
   return path;
-}
-
-function heldSync(): { sync: WalSync; started: () => number; finish: (error?: NodeJS.ErrnoException) => void } {
-  const held: ((error: NodeJS.ErrnoException | null) => void)[] = [];
-  let started = 0;
-  return {
-    sync: (_fd, done) => {
-      started++;
-      held.push(done);
-    },
-    started: () => started,
-    finish: (error) => held.shift()!(error ?? null),
-  };
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
