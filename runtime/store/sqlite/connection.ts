@@ -88,19 +88,19 @@ export class SqliteConnection {
   /**
    * Runs `work` in the next group transaction; resolves with its result once that transaction has
    * committed and, for a durable write, once the WAL holding it is flushed.
-   * `singleStatement`: the work writes through at most one statement, and when it throws it has
-   * either not written yet or it is that statement that failed, which SQLite has already undone
-   * (statement journal). It then runs without the SAVEPOINT and RELEASE every other write is wrapped
-   * in, two statement executions fewer per single-message enqueue.
    */
-  grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable", singleStatement = false): Promise<R> {
+  grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable"): Promise<R> {
     let result: R;
-    return this.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability, singleStatement, keepsCounter: false }).then(() => result);
+    return this.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability, singleStatement: false, keepsCounter: false }).then(() => result);
   }
 
   /**
    * An enqueue: grouped() without a result (the group's own promise, one reaction fewer per call),
    * for work whose only counter change goes through countInserted().
+   * `singleStatement`: the work writes through at most one statement, and when it throws it has
+   * either not written yet or it is that statement that failed, which SQLite has already undone
+   * (statement journal). It then runs without the SAVEPOINT and RELEASE every other write is wrapped
+   * in, two statement executions fewer per single-message enqueue.
    */
   groupedEnqueue(work: (afterCommit: AfterCommit) => void, singleStatement: boolean): Promise<void> {
     return this.submit({ work, durability: "durable", singleStatement, keepsCounter: true });
@@ -280,31 +280,24 @@ export class SqliteConnection {
       for (const write of writes) {
         const own: (() => void)[] = [];
         const insertedBefore = this.insertedInGroup;
+        const savepoint = !write.items.singleStatement;
         if (!write.items.keepsCounter) this.storedActive = null;
-        if (write.items.singleStatement) {
-          try {
-            write.items.work((hook) => own.push(hook));
-            hooks.push(...own);
-            errors.push(undefined);
-          } catch (error) {
-            this.insertedInGroup = insertedBefore;
-            // Some failures (I/O, disk full) end the whole transaction, not just the statement: then
-            // the group fails, as it does when ROLLBACK TO finds no savepoint.
-            if (!this.db.inTransaction) throw error;
-            errors.push(error instanceof StoreError ? error : sqliteStoreError(error, "write"));
-          }
-          continue;
-        }
-        this.sql.savepoint.run();
+        if (savepoint) this.sql.savepoint.run();
         try {
           write.items.work((hook) => own.push(hook));
-          this.sql.release.run();
+          if (savepoint) this.sql.release.run();
           hooks.push(...own);
           errors.push(undefined);
         } catch (error) {
           this.insertedInGroup = insertedBefore;
-          this.sql.rollbackToSavepoint.run();
-          this.sql.release.run();
+          if (savepoint) {
+            this.sql.rollbackToSavepoint.run();
+            this.sql.release.run();
+          } else if (!this.db.inTransaction) {
+            // Some failures (I/O, disk full) end the whole transaction, not just the statement: then
+            // the group fails, as it does when ROLLBACK TO finds no savepoint.
+            throw error;
+          }
           errors.push(error instanceof StoreError ? error : sqliteStoreError(error, "write"));
         }
       }
