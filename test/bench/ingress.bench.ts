@@ -21,7 +21,10 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import postgres from "postgres";
 import { Pool } from "undici";
-import { fmt, freePort, load, startSpool, stopChildren, waitFor, type LoadResult } from "./load.js";
+import { cpuNote, fmt, freePort, load, startSpool, stopChildren, waitFor, withCpuPerUnit, type LoadResult } from "./load.js";
+
+/** A load's result with the CPU the loaded server spent per answered request (null where unknown). */
+type MeasuredLoad = LoadResult & { cpuUsPerUnit: number | null };
 
 /** SPOOL_BENCH_PART=ingress or =drain runs only that part (see the header). */
 const PART = process.env.SPOOL_BENCH_PART ?? "all";
@@ -52,23 +55,29 @@ async function main(): Promise<void> {
 
     if (PART === "drain") {
       await fillForDrain(`${spool.ingress}/hooks/bench`, `http://127.0.0.1:${referencePort}/hooks/bench`);
-      await compareDrain(spool.pull, referenceDb);
+      await compareDrain(spool, referenceDb);
       await drainPostgres(dir, children);
       return;
     }
-    const ingress = await compareIngress(`http://127.0.0.1:${referencePort}/hooks/bench`, `${spool.ingress}/hooks/bench`);
+    const ingress = await compareIngress(
+      { url: `http://127.0.0.1:${referencePort}/hooks/bench`, pid: reference.pid },
+      { url: `${spool.ingress}/hooks/bench`, pid: spool.pid },
+    );
     const { reference: ref, spool: run } = ingress;
     const ratio = run.rps / ref.rps;
-    console.log(`ingress reference (node:http + SQLite group commit, synchronous=FULL): ${fmt(ref.rps)} req/s, p99 ${ref.p99Ms} ms, non-2xx ${ref.non2xx}`);
-    console.log(`ingress spool run (SQLite):                                         ${fmt(run.rps)} req/s, p99 ${run.p99Ms} ms, non-2xx ${run.non2xx}`);
+    console.log(`ingress reference (node:http + SQLite group commit, synchronous=FULL): ${fmt(ref.rps)} req/s, p99 ${ref.p99Ms} ms, non-2xx ${ref.non2xx}${cpuNote(ref.cpuUsPerUnit, "req")}`);
+    console.log(`ingress spool run (SQLite):                                         ${fmt(run.rps)} req/s, p99 ${run.p99Ms} ms, non-2xx ${run.non2xx}${cpuNote(run.cpuUsPerUnit, "req")}`);
     console.log(
       `ingress ratio spool/reference: ${ratio.toFixed(2)} (target ≥ ${RATIO_TARGET.toFixed(2)}: ${verdict(ratio >= RATIO_TARGET)}), ` +
         `p99 ${run.p99Ms} ms (target ≤ ${P99_TARGET_MS} ms: ${verdict(run.p99Ms <= P99_TARGET_MS)})` +
         (ROUNDS > 1 ? ` over ${ROUNDS} rounds` : ""),
     );
+    if (ref.cpuUsPerUnit !== null && run.cpuUsPerUnit !== null) {
+      console.log(`ingress CPU per request spool/reference: ${(run.cpuUsPerUnit / ref.cpuUsPerUnit).toFixed(2)} (user + system, all threads of each server)`);
+    }
 
     if (PART === "ingress") return;
-    await compareDrain(spool.pull, referenceDb);
+    await compareDrain(spool, referenceDb);
     await drainPostgres(dir, children);
   } finally {
     await stopChildren(children);
@@ -77,11 +86,14 @@ async function main(): Promise<void> {
 }
 
 /** Drains spool's Pull API, then the reference's database directly, and prints both. */
-async function compareDrain(pullBase: string, referenceDb: string): Promise<void> {
-  const drained = await drainSpool(pullBase);
+async function compareDrain(spool: { pull: string; pid: number | undefined }, referenceDb: string): Promise<void> {
+  const drained = await withCpuPerUnit(spool.pid, () => drainSpool(spool.pull), (result) => result.messages);
   const refDrained = drainReference(referenceDb);
-  console.log(`drain reference (direct SQLite lease + delete, batch 32): ${fmt(refDrained.perSecond)} msg/s over ${refDrained.messages} messages`);
-  console.log(`drain spool Pull API (4 workers, batch 32 + batch ack):   ${fmt(drained.perSecond)} msg/s over ${drained.messages} messages (target ≥ 25000: ${verdict(drained.perSecond >= 25_000)})`);
+  console.log(`drain reference (direct SQLite lease + delete, batch 32): ${fmt(refDrained.perSecond)} msg/s over ${refDrained.messages} messages${cpuNote(refDrained.cpuUsPerUnit, "msg")}`);
+  console.log(
+    `drain spool Pull API (4 workers, batch 32 + batch ack):   ${fmt(drained.perSecond)} msg/s over ${drained.messages} messages (target ≥ 25000: ${verdict(drained.perSecond >= 25_000)})` +
+      cpuNote(drained.cpuUsPerUnit, "msg"),
+  );
   console.log(`drain ratio spool/reference: ${(drained.perSecond / refDrained.perSecond).toFixed(2)}`);
   lastSqliteDrain = drained.perSecond;
 }
@@ -108,8 +120,11 @@ async function drainPostgres(dir: string, children: ChildProcess[]): Promise<voi
     const onPostgres = await startSpoolOn(dir, "postgres", children, schema);
     const pgLoaded = await load(`${onPostgres.ingress}/hooks/bench`, PART === "drain" ? DRAIN_CAP : undefined);
     console.log(`ingress spool run (PostgreSQL):                                     ${fmt(pgLoaded.rps)} req/s, p99 ${pgLoaded.p99Ms} ms, non-2xx ${pgLoaded.non2xx}`);
-    const pgDrained = await drainSpool(onPostgres.pull);
-    console.log(`drain spool Pull API on PostgreSQL (4 workers, batch 32):  ${fmt(pgDrained.perSecond)} msg/s over ${pgDrained.messages} messages (target ≥ 8000: ${verdict(pgDrained.perSecond >= 8_000)})`);
+    const pgDrained = await withCpuPerUnit(onPostgres.pid, () => drainSpool(onPostgres.pull), (result) => result.messages);
+    console.log(
+      `drain spool Pull API on PostgreSQL (4 workers, batch 32):  ${fmt(pgDrained.perSecond)} msg/s over ${pgDrained.messages} messages (target ≥ 8000: ${verdict(pgDrained.perSecond >= 8_000)})` +
+        cpuNote(pgDrained.cpuUsPerUnit, "msg (spool only)"),
+    );
     console.log(`drain PostgreSQL / SQLite: ${(pgDrained.perSecond / lastSqliteDrain).toFixed(2)}`);
   } finally {
     await stopChildren(children.splice(0));
@@ -125,30 +140,39 @@ async function drainPostgres(dir: string, children: ChildProcess[]): Promise<voi
  * load's dirty pages must not be written back during, and slow the fsyncs of, the next one.
  * Requests per second are averaged over the rounds; p99 is the worst round's.
  */
-async function compareIngress(referenceUrl: string, spoolUrl: string): Promise<{ reference: LoadResult; spool: LoadResult }> {
-  const results = { reference: [] as LoadResult[], spool: [] as LoadResult[] };
+async function compareIngress(
+  referenceServer: { url: string; pid: number | undefined },
+  spoolServer: { url: string; pid: number | undefined },
+): Promise<{ reference: MeasuredLoad; spool: MeasuredLoad }> {
+  const results = { reference: [] as MeasuredLoad[], spool: [] as MeasuredLoad[] };
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? (["reference", "spool"] as const) : (["spool", "reference"] as const);
     for (const who of order) {
       execFileSync("sync");
-      results[who].push(await load(who === "reference" ? referenceUrl : spoolUrl));
+      const server = who === "reference" ? referenceServer : spoolServer;
+      results[who].push(await withCpuPerUnit(server.pid, () => load(server.url), (result) => result.ok + result.non2xx));
     }
     if (ROUNDS > 1) {
       const [ref, run] = [results.reference[round], results.spool[round]];
-      console.log(`  round ${round + 1}: reference ${fmt(ref.rps)} req/s p99 ${ref.p99Ms} ms, spool ${fmt(run.rps)} req/s p99 ${run.p99Ms} ms, ratio ${(run.rps / ref.rps).toFixed(2)}`);
+      console.log(`  round ${round + 1}: reference ${fmt(ref.rps)} req/s p99 ${ref.p99Ms} ms, spool ${fmt(run.rps)} req/s p99 ${run.p99Ms} ms, ratio ${(run.rps / ref.rps).toFixed(2)}` +
+          (ref.cpuUsPerUnit !== null && run.cpuUsPerUnit !== null ? `, CPU/req ratio ${(run.cpuUsPerUnit / ref.cpuUsPerUnit).toFixed(2)}` : ""),
+      );
     }
   }
-  const combine = (all: LoadResult[]): LoadResult => ({
+  const cpuMean = (all: MeasuredLoad[]): number | null =>
+    all.every((r) => r.cpuUsPerUnit !== null) ? all.reduce((sum, r) => sum + r.cpuUsPerUnit!, 0) / all.length : null;
+  const combine = (all: MeasuredLoad[]): MeasuredLoad => ({
     rps: all.reduce((sum, r) => sum + r.rps, 0) / all.length,
     p99Ms: Math.max(...all.map((r) => r.p99Ms)),
     non2xx: all.reduce((sum, r) => sum + r.non2xx, 0),
     ok: all.reduce((sum, r) => sum + r.ok, 0),
+    cpuUsPerUnit: cpuMean(all),
   });
   return { reference: combine(results.reference), spool: combine(results.spool) };
 }
 
 /** Starts `spool run` on one backend (PostgreSQL: in `schema`) and waits until it answers. */
-async function startSpoolOn(dir: string, backend: "sqlite" | "postgres", children: ChildProcess[], schema = ""): Promise<{ ingress: string; pull: string }> {
+async function startSpoolOn(dir: string, backend: "sqlite" | "postgres", children: ChildProcess[], schema = ""): Promise<{ ingress: string; pull: string; pid: number | undefined }> {
   const [ingressPort, pullPort, adminPort] = [await freePort(), await freePort(), await freePort()];
   const lines = [
     `ingress { listen 127.0.0.1:${ingressPort} }`,
@@ -158,9 +182,10 @@ async function startSpoolOn(dir: string, backend: "sqlite" | "postgres", childre
     `observability { access_log off; runtime_log error }`,
     `/hooks/bench { queue ${backend}; pull { path /bench } }`,
   ];
-  children.push(startSpool(dir, lines, backend === "sqlite" ? { kind: "sqlite" } : { kind: "postgres", dsn: PG_DSN!, schema }));
+  const child = startSpool(dir, lines, backend === "sqlite" ? { kind: "sqlite" } : { kind: "postgres", dsn: PG_DSN!, schema });
+  children.push(child);
   await waitFor(`http://127.0.0.1:${adminPort}/healthz`, "GET");
-  return { ingress: `http://127.0.0.1:${ingressPort}`, pull: `http://127.0.0.1:${pullPort}` };
+  return { ingress: `http://127.0.0.1:${ingressPort}`, pull: `http://127.0.0.1:${pullPort}`, pid: child.pid };
 }
 
 async function drainSpool(base: string): Promise<{ messages: number; perSecond: number }> {
@@ -189,7 +214,7 @@ async function drainSpool(base: string): Promise<{ messages: number; perSecond: 
   return { messages: drained, perSecond: drained / seconds };
 }
 
-function drainReference(path: string): { messages: number; perSecond: number } {
+function drainReference(path: string): { messages: number; perSecond: number; cpuUsPerUnit: number | null } {
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
@@ -197,6 +222,7 @@ function drainReference(path: string): { messages: number; perSecond: number } {
   const settle = db.prepare("DELETE FROM messages WHERE lease_id = ?");
   let drained = 0;
   let leaseCounter = 0;
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   while (drained < DRAIN_CAP) {
     const leaseId = `l${++leaseCounter}`;
@@ -209,7 +235,9 @@ function drainReference(path: string): { messages: number; perSecond: number } {
   }
   const seconds = (performance.now() - started) / 1000;
   db.close();
-  return { messages: drained, perSecond: drained / seconds };
+  const cpu = process.cpuUsage(cpuBefore);
+  // The reference drain runs in this process: its CPU is this process's, which the idle Pool adds little to.
+  return { messages: drained, perSecond: drained / seconds, cpuUsPerUnit: drained === 0 ? null : (cpu.user + cpu.system) / drained };
 }
 
 /** The reference: node:http, whole body read, one SQLite transaction per event-loop turn, 202 after commit. */

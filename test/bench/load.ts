@@ -1,7 +1,7 @@
 // Shared by the benchmarks of the built `spool run`: the 1 KB ingress load (autocannon), starting
 // the binary on a Spoolfile, free ports, readiness polling and number formatting.
-import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,6 +32,48 @@ export async function load(url: string, amount?: number): Promise<LoadResult> {
     headers: { "content-type": "application/json" },
   });
   return { rps: result.requests.average, p99Ms: result.latency.p99, non2xx: result.non2xx, ok: result["2xx"] };
+}
+
+/** Clock ticks per second of /proc's CPU times (Linux); null elsewhere. */
+const TICKS_PER_SECOND = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || null;
+  } catch {
+    return null;
+  }
+})();
+
+/**
+ * CPU time a process has used so far, user + system over all its threads (the SQLite fsync pool and
+ * checkpoint worker included), in ms; null without /proc. Requests per second alone cannot tell a
+ * server that spends more CPU per request from one that waits more (for its fsyncs, or for a
+ * client starved of the shared cores); the CPU per request can.
+ */
+export function processCpuMs(pid: number | undefined): number | null {
+  if (pid === undefined || TICKS_PER_SECOND === null) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the parenthesised command name: state is the first, utime the 12th, stime the 13th.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `work` and returns its result with the CPU µs `pid` spent per unit of it (`units` of the result). */
+export async function withCpuPerUnit<T>(pid: number | undefined, work: () => Promise<T>, units: (result: T) => number): Promise<T & { cpuUsPerUnit: number | null }> {
+  const before = processCpuMs(pid);
+  const result = await work();
+  const after = processCpuMs(pid);
+  const count = units(result);
+  const cpuUsPerUnit = before === null || after === null || count === 0 ? null : ((after - before) * 1000) / count;
+  return { ...result, cpuUsPerUnit };
+}
+
+/** " (CPU 41.2 µs/req)" or "" where unknown. */
+export function cpuNote(cpuUsPerUnit: number | null | undefined, unit: string): string {
+  return cpuUsPerUnit == null ? "" : `, CPU ${cpuUsPerUnit.toFixed(1)} µs/${unit}`;
 }
 
 /** Where `spool run` keeps its messages: SQLite in the bench directory, or a PostgreSQL schema. */
