@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     console.log(`ingress reference (node:http + SQLite group commit, synchronous=FULL): ${fmt(ref.rps)} req/s, p99 ${ref.p99Ms} ms, non-2xx ${ref.non2xx}${cpuNote(ref.cpuUsPerUnit, "req")}`);
     console.log(`ingress spool run (SQLite):                                         ${fmt(run.rps)} req/s, p99 ${run.p99Ms} ms, non-2xx ${run.non2xx}${cpuNote(run.cpuUsPerUnit, "req")}`);
     console.log(
-      `ingress ratio spool/reference: ${ratio.toFixed(2)} (target ≥ ${RATIO_TARGET.toFixed(2)}: ${verdict(ratio >= RATIO_TARGET)}), ` +
+      `ingress ratio spool/reference: ${ratio.toFixed(3)} (target ≥ ${RATIO_TARGET.toFixed(2)}: ${verdict(ratio >= RATIO_TARGET)}), ` +
         `p99 ${run.p99Ms} ms (target ≤ ${P99_TARGET_MS} ms: ${verdict(run.p99Ms <= P99_TARGET_MS)})` +
         (ROUNDS > 1 ? ` over ${ROUNDS} rounds` : ""),
     );
