@@ -326,7 +326,7 @@ async function benchBackend(run: BackendRun): Promise<void> {
     line("dequeue+ack batch 32 at 10k queued", shallow);
     line(`dequeue+ack batch 32 at ${fmt(run.deep)} queued`, deep);
     const ratio = deep / shallow;
-    console.log(`  ratio at ${fmt(run.deep)} / at 10k: ${ratio.toFixed(2)} (target ≥ 0.70 ${ratio >= 0.7 ? "MET" : "MISSED"})` +
+    console.log(`  ratio at ${fmt(run.deep)} / at 10k: ${ratio.toFixed(3)} (target ≥ 0.70 ${ratio >= 0.7 ? "MET" : "MISSED"})` +
       (run.deep < 1_000_000 ? `  [backlog reduced from 1,000,000 to ${fmt(run.deep)} to keep the run short]` : ""));
   } finally {
     rawDb?.close();
