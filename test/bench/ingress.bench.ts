@@ -32,6 +32,8 @@ const ROUNDS = Math.max(1, Number(process.env.SPOOL_BENCH_ROUNDS ?? 1));
 const RATIO_TARGET = 0.8;
 const P99_TARGET_MS = 25;
 const DRAIN_CAP = 60_000;
+/** Unmeasured requests each server takes before the ingress rounds (compareIngress). */
+const WARMUP_REQUESTS = 20_000;
 const PG_DSN = process.env.SPOOL_BENCH_POSTGRES_DSN ?? process.env.SPOOL_TEST_POSTGRES_DSN;
 /** The SQLite drain rate, which the PostgreSQL drain is compared with. */
 let lastSqliteDrain = 0;
@@ -72,9 +74,8 @@ async function main(): Promise<void> {
         `p99 ${run.p99Ms} ms (target ≤ ${P99_TARGET_MS} ms: ${verdict(run.p99Ms <= P99_TARGET_MS)})` +
         (ROUNDS > 1 ? ` over ${ROUNDS} rounds` : ""),
     );
-    if (ref.cpuUsPerUnit !== null && run.cpuUsPerUnit !== null) {
-      console.log(`ingress CPU per request spool/reference: ${(run.cpuUsPerUnit / ref.cpuUsPerUnit).toFixed(2)} (user + system, all threads of each server)`);
-    }
+    const cpu = cpuRatio(ref, run);
+    if (cpu !== null) console.log(`ingress CPU per request spool/reference: ${cpu.toFixed(2)} (user + system, all threads of each server)`);
 
     if (PART === "ingress") return;
     await compareDrain(spool, referenceDb);
@@ -138,13 +139,16 @@ async function drainPostgres(dir: string, children: ChildProcess[]): Promise<voi
  * Loads the reference and spool in turn, SPOOL_BENCH_ROUNDS times, alternating which goes first so
  * drift on a shared machine favours neither. Before each load the disk is synced: the previous
  * load's dirty pages must not be written back during, and slow the fsyncs of, the next one.
- * Requests per second are averaged over the rounds; p99 is the worst round's.
+ * Requests per second are averaged over the rounds; p99 is the worst round's. Each server first
+ * takes WARMUP_REQUESTS unmeasured, so that no measured load pays for V8 compiling a server's hot
+ * code (far more of it in spool than in the reference): steady state is what is compared.
  */
 async function compareIngress(
   referenceServer: { url: string; pid: number | undefined },
   spoolServer: { url: string; pid: number | undefined },
 ): Promise<{ reference: MeasuredLoad; spool: MeasuredLoad }> {
   const results = { reference: [] as MeasuredLoad[], spool: [] as MeasuredLoad[] };
+  for (const server of [referenceServer, spoolServer]) await load(server.url, WARMUP_REQUESTS);
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? (["reference", "spool"] as const) : (["spool", "reference"] as const);
     for (const who of order) {
@@ -154,8 +158,10 @@ async function compareIngress(
     }
     if (ROUNDS > 1) {
       const [ref, run] = [results.reference[round], results.spool[round]];
-      console.log(`  round ${round + 1}: reference ${fmt(ref.rps)} req/s p99 ${ref.p99Ms} ms, spool ${fmt(run.rps)} req/s p99 ${run.p99Ms} ms, ratio ${(run.rps / ref.rps).toFixed(2)}` +
-          (ref.cpuUsPerUnit !== null && run.cpuUsPerUnit !== null ? `, CPU/req ratio ${(run.cpuUsPerUnit / ref.cpuUsPerUnit).toFixed(2)}` : ""),
+      const cpu = cpuRatio(ref, run);
+      console.log(
+        `  round ${round + 1}: reference ${fmt(ref.rps)} req/s p99 ${ref.p99Ms} ms, spool ${fmt(run.rps)} req/s p99 ${run.p99Ms} ms, ratio ${(run.rps / ref.rps).toFixed(2)}` +
+          (cpu === null ? "" : `, CPU/req ratio ${cpu.toFixed(2)}`),
       );
     }
   }
@@ -169,6 +175,11 @@ async function compareIngress(
     cpuUsPerUnit: cpuMean(all),
   });
   return { reference: combine(results.reference), spool: combine(results.spool) };
+}
+
+/** Spool's CPU per request over the reference's, where both are known. */
+function cpuRatio(reference: MeasuredLoad, spool: MeasuredLoad): number | null {
+  return reference.cpuUsPerUnit === null || spool.cpuUsPerUnit === null ? null : spool.cpuUsPerUnit / reference.cpuUsPerUnit;
 }
 
 /** Starts `spool run` on one backend (PostgreSQL: in `schema`) and waits until it answers. */

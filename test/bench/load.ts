@@ -49,7 +49,7 @@ const TICKS_PER_SECOND = (() => {
  * server that spends more CPU per request from one that waits more (for its fsyncs, or for a
  * client starved of the shared cores); the CPU per request can.
  */
-export function processCpuMs(pid: number | undefined): number | null {
+function processCpuMs(pid: number | undefined): number | null {
   if (pid === undefined || TICKS_PER_SECOND === null) return null;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -71,7 +71,7 @@ export async function withCpuPerUnit<T>(pid: number | undefined, work: () => Pro
   return { ...result, cpuUsPerUnit };
 }
 
-/** " (CPU 41.2 µs/req)" or "" where unknown. */
+/** ", CPU 41.2 µs/req" to append to a result line, or "" where unknown. */
 export function cpuNote(cpuUsPerUnit: number | null | undefined, unit: string): string {
   return cpuUsPerUnit == null ? "" : `, CPU ${cpuUsPerUnit.toFixed(1)} µs/${unit}`;
 }
