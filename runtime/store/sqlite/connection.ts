@@ -1,14 +1,13 @@
 // The one SQLite connection of a store and how it writes: group commit for the hot paths (enqueue,
 // dequeue, ack, nack, extend, attempts), where operations submitted in the same moment run in one
 // transaction, each under its own savepoint (a single-statement enqueue needs none), and share one
-// fsync; and plain immediate transactions for the occasional write (lifecycle changes, pruning). A group made only of deferred writes (ack,
-// nack, attempt records: see the Store contract) commits with synchronous=NORMAL, so it is in the
-// WAL before its callers are answered but is flushed by the next durable commit or checkpoint. A
-// group holding durable writes commits the same way and then fsyncs the WAL off the event loop
-// before answering them (wal-flush.ts; see commitPending). better-sqlite3 is synchronous, so every
-// transaction runs to completion without interleaving; no caller is answered before the commit that
-// holds its work, and the event loop only ever sees committed state (committed, not yet flushed,
-// while an fsync runs).
+// fsync; and plain immediate transactions for the occasional write (lifecycle changes, pruning). A
+// group holding a durable write commits with synchronous=FULL (the WAL fsync inside COMMIT); a group
+// made only of deferred writes (ack, nack, attempt records: see the Store contract) commits with
+// synchronous=NORMAL, so it is in the WAL before its callers are answered but is flushed by the next
+// durable commit or checkpoint. better-sqlite3 is synchronous, so every transaction runs to
+// completion without interleaving; no caller is answered before the commit that holds its work, and
+// the event loop only ever sees committed state.
 import type { Clock } from "../../clock.js";
 import type { PendingWrite } from "../group-commit.js";
 import type { StoreObserver } from "../observer.js";
@@ -16,7 +15,6 @@ import { StoreError } from "../store.js";
 import { BackgroundCheckpointer } from "./checkpointer.js";
 import { openSqliteDb, sqliteStoreError, type SqliteDb } from "./open-db.js";
 import { prepareStatements, StatementCache, type SqliteStatements } from "./queries.js";
-import { WalFlusher, type WalSync } from "./wal-flush.js";
 
 /** Registers work to run once the group holding the current operation has committed. */
 export type AfterCommit = (hook: () => void) => void;
@@ -45,12 +43,8 @@ export class SqliteConnection {
   readonly dynamic: StatementCache;
   private pending: PendingWrite<GroupedWrite>[] = [];
   private scheduled = false;
-  /** A durable group's WAL fsync is running: only deferred writes may commit meanwhile. */
-  private flushing = false;
   private idleWaiters: (() => void)[] = [];
   private readonly checkpointer: BackgroundCheckpointer | null;
-  /** Flushes durable groups off the event loop; none for an in-memory database (nothing to flush). */
-  private readonly walFlusher: WalFlusher | null;
   private closed = false;
   /**
    * Messages inserted by the writes of the running group, not yet added to queue_counters.active.
@@ -71,14 +65,11 @@ export class SqliteConnection {
     busyTimeoutMs: number,
     readonly clock: Clock,
     private readonly observer: StoreObserver,
-    /** How durable groups flush the WAL (fs.fsync; tests hold it to see who waits for it). */
-    walSync?: WalSync,
   ) {
     this.db = openSqliteDb(path, busyTimeoutMs, clock.now());
     this.sql = prepareStatements(this.db);
     this.dynamic = new StatementCache(this.db);
     this.checkpointer = path === ":memory:" ? null : new BackgroundCheckpointer(path, observer);
-    this.walFlusher = path === ":memory:" ? null : new WalFlusher(`${path}-wal`, walSync);
   }
 
   assertOpen(): void {
@@ -87,7 +78,7 @@ export class SqliteConnection {
 
   /**
    * Runs `work` in the next group transaction; resolves with its result once that transaction has
-   * committed and, for a durable write, once the WAL holding it is flushed.
+   * committed (for a durable write, with the WAL fsynced inside COMMIT).
    */
   grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable"): Promise<R> {
     let result: R;
@@ -158,14 +149,12 @@ export class SqliteConnection {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    // Let the groups already queued commit (and be flushed) before the connection goes away.
+    // Let the groups already queued commit before the connection goes away.
     await new Promise((resolve) => setImmediate(resolve));
     await this.idle();
     this.closed = true;
-    await this.walFlusher?.idle();
     await this.checkpointer?.stop();
     this.db.close();
-    this.walFlusher?.close();
   }
 
   private schedule(): void {
@@ -180,94 +169,69 @@ export class SqliteConnection {
 
   /**
    * Commits the pending writes as one group: each under its own SAVEPOINT, so one caller's refusal
-   * or failure never fails its neighbours; hooks (wake-ups) run only after the commit. Deferred
-   * writes are answered at the commit. A group holding durable writes then has its WAL fsynced off
-   * the event loop (wal-flush.ts) and its durable writes are answered after that; meanwhile only
-   * deferred writes (acks, nacks, attempt records) commit, in groups of their own, since they wait
-   * for no fsync. Durable writes arriving meanwhile gather into one group committed once the fsync
-   * ends, as they would behind an fsync inside COMMIT.
+   * or failure never fails its neighbours; hooks (wake-ups) run only after the commit, and every
+   * caller is answered once it has returned.
    */
   private commitPending(): void {
-    let group: PendingWrite<GroupedWrite>[];
-    if (!this.flushing) group = this.pending.splice(0, MAX_GROUP);
-    else {
-      group = [];
-      const waiting: PendingWrite<GroupedWrite>[] = [];
-      for (const write of this.pending) (write.items.durability === "deferred" && group.length < MAX_GROUP ? group : waiting).push(write);
-      this.pending = waiting;
-    }
+    const group = this.pending.splice(0, MAX_GROUP);
     if (group.length === 0) return this.settleIdle();
-    const durable = group.some((w) => w.items.durability === "durable");
-    const started = performance.now();
     let errors: (unknown | undefined)[];
     try {
-      errors = this.commitGroup(group, durable ? "durable" : "deferred", started);
+      errors = this.commitGroup(group);
     } catch (error) {
       for (const write of group) write.reject(error);
       return this.afterGroup();
     }
-    const flushed: PendingWrite<GroupedWrite>[] = [];
-    group.forEach((write, i) => {
-      if (errors[i] !== undefined) write.reject(errors[i]);
-      else if (write.items.durability === "durable" && this.walFlusher) flushed.push(write);
-      else write.resolve();
-    });
-    if (durable && this.walFlusher) {
-      this.flushing = true;
-      this.walFlusher.flush().then(
-        () => {
-          this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, "durable");
-          for (const write of flushed) write.resolve();
-        },
-        (error: unknown) => {
-          const failure = sqliteStoreError(error, "flushing the WAL");
-          for (const write of flushed) write.reject(failure);
-        },
-      ).finally(() => {
-        this.flushing = false;
-        this.afterGroup();
-      });
-    }
+    group.forEach((write, i) => (errors[i] === undefined ? write.resolve() : write.reject(errors[i])));
     this.afterGroup();
   }
 
   private afterGroup(): void {
-    if (this.pending.length > 0 && (!this.flushing || this.pending.some((w) => w.items.durability === "deferred"))) this.schedule();
+    if (this.pending.length > 0) this.schedule();
     else this.settleIdle();
   }
 
-  /** Resolves once no write is pending and no fsync is running. */
+  /** Resolves once no write is pending. */
   private idle(): Promise<void> {
-    if (this.pending.length === 0 && !this.flushing && !this.scheduled) return Promise.resolve();
+    if (this.pending.length === 0 && !this.scheduled) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   private settleIdle(): void {
-    if (this.pending.length > 0 || this.flushing || this.scheduled) return;
+    if (this.pending.length > 0 || this.scheduled) return;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
 
   /**
-   * One group transaction. Without a WAL to flush (an in-memory database) a durable group commits
-   * with synchronous=FULL as the connection is set; otherwise with NORMAL, its fsync left to the
-   * caller, which also reports a durable commit once flushed.
+   * One group transaction. A group holding a durable write commits with synchronous=FULL, as the
+   * connection is set: SQLite fsyncs the WAL inside COMMIT, before anyone is answered. A group of
+   * deferred writes only commits with NORMAL (the frames are written, the fsync is left to the next
+   * durable commit or checkpoint).
+   *
+   * Why the fsync stays inside COMMIT, blocking the event loop for it (0.2 ms on this disk): an
+   * earlier version committed durable groups with NORMAL and fsynced the WAL on the libuv thread
+   * pool. It kept the loop free, but the writes arriving during the fsync then committed in many
+   * small groups of their own, each writing its index and counter pages to the WAL again; measured
+   * side by side here, it cost 7–13% more CPU per request and per drained message for no gain in
+   * throughput or p99 (README "Decisions").
    */
-  private commitGroup(writes: readonly PendingWrite<GroupedWrite>[], durability: Durability, started: number): (unknown | undefined)[] {
+  private commitGroup(writes: readonly PendingWrite<GroupedWrite>[]): (unknown | undefined)[] {
     if (this.closed) throw new StoreError("closed", "the store is closed");
-    if (durability === "durable" && this.walFlusher === null) return this.runGroup(writes, durability, started, true);
+    const durable = writes.some((w) => w.items.durability === "durable");
+    if (durable) return this.runGroup(writes, "durable");
     // Not a prepared statement: SQLite applies `PRAGMA synchronous` when it compiles it.
     this.db.exec("PRAGMA synchronous = NORMAL");
     try {
-      return this.runGroup(writes, durability, started, durability === "deferred");
+      return this.runGroup(writes, "deferred");
     } finally {
       this.db.exec("PRAGMA synchronous = FULL");
     }
   }
 
-  /** One group transaction; reports the commit when `report` (else the caller does, after its flush). */
-  private runGroup(writes: readonly PendingWrite<GroupedWrite>[], durability: Durability, started: number, report: boolean): (unknown | undefined)[] {
+  private runGroup(writes: readonly PendingWrite<GroupedWrite>[], durability: Durability): (unknown | undefined)[] {
+    const started = performance.now();
     const errors: (unknown | undefined)[] = [];
     const hooks: (() => void)[] = [];
     try {
@@ -303,7 +267,7 @@ export class SqliteConnection {
       }
       if (this.insertedInGroup > 0) this.sql.addActive.run(this.insertedInGroup);
       this.sql.commit.run();
-      if (report) this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, durability);
+      this.observer.sqliteEvent("tx_commit", (performance.now() - started) / 1000, durability);
     } catch (error) {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
       this.observer.sqliteEvent("tx_rollback");
