@@ -11,24 +11,50 @@ import * as q from "./queries.js";
 
 /** Expired leases are swept at most this often (clock ms) by dequeue; settle paths sweep when they see one. */
 const SWEEP_INTERVAL_MS = 100;
+/** A dequeue floor is trusted this long (clock ms) after the full scan that set it. */
+const FLOOR_REFRESH_MS = 1000;
+/** The lowest next_run_at an unbounded scan looks at. */
+const NO_FLOOR = Number.MIN_SAFE_INTEGER;
+
+/**
+ * Where a route's (or route and target's) ready messages began at its last full batch: the
+ * next_run_at of the first row leased, and when a scan from the start last confirmed it.
+ */
+interface ScanFloor {
+  readyAt: number;
+  confirmedAtMs: number;
+}
 
 type SettleKind = "ack" | "nack";
 
 export class LeaseOps {
   private lastSweepMs = Number.NEGATIVE_INFINITY;
+  private readonly floors = new Map<string, ScanFloor>();
 
   constructor(private readonly cx: PgContext) {}
 
+  /**
+   * Leases the next ready messages. While a backlog drains (the last dequeue of this route filled its
+   * batch), the scan starts at that batch's first next_run_at instead of the route's start, skipping
+   * the index entries of the messages consumed before it. A message can become ready below that floor
+   * only by a lease running out (this instance's sweep drops every floor), a message stored with an
+   * earlier next_run_at by another instance (clock skew, commit order) or a concurrent lease rolled
+   * back; a full scan at least every FLOOR_REFRESH_MS, and whenever a bounded one comes back short,
+   * finds those. Outside a backlog every dequeue scans from the start, as before.
+   */
   async leaseReady(request: DequeueRequest): Promise<LeasedMessage[]> {
     const nowMs = this.cx.clock.now();
     if (nowMs - this.lastSweepMs >= SWEEP_INTERVAL_MS || nowMs < this.lastSweepMs) await this.expireLeases(nowMs);
-    const leaseUntilMs = nowMs + request.leaseTtlMs;
-    const leaseIds = Array.from({ length: request.batch }, newLeaseId);
-    const rows: Row[] =
-      request.target === undefined
-        ? await this.cx.sql.unsafe(q.LEASE_READY, [request.route, nowMs, request.batch, leaseIds, leaseUntilMs], { prepare: true })
-        : await this.cx.sql.unsafe(q.LEASE_READY_FOR_TARGET, [request.route, nowMs, request.batch, leaseIds, request.target, leaseUntilMs], { prepare: true });
+    const key = request.target === undefined ? request.route : `${request.route}\u0000${request.target}`;
+    const floor = this.floors.get(key);
+    const bounded = floor !== undefined && nowMs >= floor.confirmedAtMs && nowMs - floor.confirmedAtMs < FLOOR_REFRESH_MS;
+    let rows = await this.leaseFrom(request, nowMs, bounded ? floor.readyAt : NO_FLOOR);
+    if (bounded && rows.length === 0) rows = await this.leaseFrom(request, nowMs, NO_FLOOR);
+    const first = rows.find((row) => Number(row.rn) === 1);
+    if (rows.length < request.batch || first === undefined) this.floors.delete(key);
+    else this.floors.set(key, { readyAt: first.ready_at, confirmedAtMs: bounded && floor ? floor.confirmedAtMs : nowMs });
     if (rows.length === 0) return [];
+    const leaseUntilMs = nowMs + request.leaseTtlMs;
     this.cx.ready.notifyAt(leaseUntilMs);
     return [...rows]
       .sort((a, b) => a.rn - b.rn)
@@ -46,9 +72,19 @@ export class LeaseOps {
       }));
   }
 
+  private leaseFrom(request: DequeueRequest, nowMs: number, floor: number): Promise<Row[]> {
+    const leaseUntilMs = nowMs + request.leaseTtlMs;
+    const leaseIds = Array.from({ length: request.batch }, newLeaseId);
+    return request.target === undefined
+      ? this.cx.sql.unsafe(q.LEASE_READY, [request.route, nowMs, request.batch, leaseIds, floor, leaseUntilMs], { prepare: true })
+      : this.cx.sql.unsafe(q.LEASE_READY_FOR_TARGET, [request.route, nowMs, request.batch, leaseIds, floor, request.target, leaseUntilMs], { prepare: true });
+  }
+
   async expireLeases(nowMs = this.cx.clock.now()): Promise<void> {
     const rows = await this.cx.sql.unsafe(q.EXPIRE_LEASES + " RETURNING route", [nowMs], { prepare: true });
     this.lastSweepMs = nowMs;
+    // An expired lease is queued again with its old lease_until, below any floor taken since.
+    if (rows.length > 0) this.floors.clear();
     for (const route of new Set(rows.map((r: Row) => r.route as string))) this.cx.ready.notify(route);
   }
 

@@ -2,21 +2,24 @@
 // small builder for the dynamic filters of lists and lifecycle mutations.
 import { MESSAGE_STATES, StoreError, type Selector } from "../store.js";
 
-const leaseSelect = (byTarget: boolean, until = byTarget ? "$6" : "$5") => `
+const leaseSelect = (byTarget: boolean, until = byTarget ? "$7" : "$6") => `
 WITH picked AS (
   SELECT id, next_run_at, received_at FROM messages
-  WHERE state = 'queued' AND route = $1 AND next_run_at <= $2 ${byTarget ? "AND target = $5" : ""}
+  WHERE state = 'queued' AND route = $1 AND next_run_at <= $2 AND next_run_at >= $5 ${byTarget ? "AND target = $6" : ""}
   ORDER BY next_run_at, received_at, id LIMIT $3
   FOR UPDATE SKIP LOCKED
 ), numbered AS (
-  SELECT id, row_number() OVER (ORDER BY next_run_at, received_at, id) AS rn FROM picked
+  SELECT id, next_run_at AS ready_at, row_number() OVER (ORDER BY next_run_at, received_at, id) AS rn FROM picked
 )
 UPDATE messages m SET state = 'leased', attempt = m.attempt + 1,
   lease_id = ($4::text[])[n.rn], lease_until = ${until}, next_run_at = ${until}
 FROM numbered n WHERE m.id = n.id
-RETURNING m.id, m.lease_id, m.route, m.target, m.payload, m.headers, m.trace, m.received_at, m.attempt, n.rn`;
+RETURNING m.id, m.lease_id, m.route, m.target, m.payload, m.headers, m.trace, m.received_at, m.attempt, n.rn, n.ready_at`;
 
-/** Dequeue: $1 route, $2 now, $3 batch, $4 lease ids, $5 lease_until (or $5 target, $6 lease_until). */
+/**
+ * Dequeue: $1 route, $2 now, $3 batch, $4 lease ids, $5 the scan's floor (lowest next_run_at it
+ * looks at; see LeaseOps.leaseReady), $6 lease_until (or $6 target, $7 lease_until).
+ */
 export const LEASE_READY = leaseSelect(false);
 export const LEASE_READY_FOR_TARGET = leaseSelect(true);
 
@@ -37,12 +40,16 @@ SELECT pg_notify($9, r.route) FROM (SELECT DISTINCT route FROM inserted) AS r`;
 /**
  * One statement per lease operation: lock the valid leases ($1 ids, $2 now, $3 route scope or
  * null), apply `action` to them, remember settled ones for idempotent repeats, return what changed.
+ * The leases are found by their unique lease id alone: `state || ''` and `lease_until + 0` keep the
+ * planner from ANDing that with a scan of messages_lease_expiry (`lease_until > now`) or
+ * messages_state_received (`state = 'leased'`), which it picks on stale statistics and which walks
+ * the entry of every lease settled since the last VACUUM (1.2–2.6 ms per ack after 30,000 acks).
  */
 export function settleLeasesSql(action: string, settleKind: "ack" | "nack" | null): string {
   return `
 WITH valid AS (
   SELECT id, lease_id, route FROM messages
-  WHERE lease_id = ANY($1::text[]) AND state = 'leased' AND lease_until > $2 AND ($3::text IS NULL OR route = $3)
+  WHERE lease_id = ANY($1::text[]) AND (state || '') = 'leased' AND (lease_until + 0) > $2 AND ($3::text IS NULL OR route = $3)
   FOR UPDATE
 ), changed AS (
   ${action}

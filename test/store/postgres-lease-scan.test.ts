@@ -1,0 +1,128 @@
+// How dequeue and the settle statements find their rows on PostgreSQL (runtime/store/postgres/
+// leases.ts, queries.ts). PostgreSQL keeps the index entries of leased and acked rows until VACUUM,
+// so a drain must not walk them: while a backlog drains, dequeue scans from the first next_run_at of
+// its last full batch, and what becomes ready below that floor is still found (an expired lease at
+// once, anything else within a second, or as soon as the bounded scan comes back empty); ack, nack
+// and extend find their leases by lease id alone, whatever the planner's statistics say.
+import postgres from "postgres";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { TestClock } from "../../runtime/clock.js";
+import { openStore } from "../../runtime/store/open.js";
+import { ACK_DELETE, EXTEND, NACK_DEAD, NACK_REQUEUE } from "../../runtime/store/postgres/queries.js";
+import type { Store } from "../../runtime/store/store.js";
+import { PgSchemas } from "../helpers/pg-schema.js";
+import { postgresTestDsn, reportSkipped } from "../helpers/skip.js";
+import { message } from "./contract.js";
+
+const dsn = postgresTestDsn();
+if (!dsn) {
+  reportSkipped("postgres: lease scans", 4, "SPOOL_TEST_POSTGRES_DSN is not set");
+  suite("postgres: lease scans (skipped)").run();
+} else {
+  const schemas = new PgSchemas(dsn, "spool_lease_scan");
+  const admin = postgres(dsn, { max: 1, onnotice: () => {} });
+  const test = suite("postgres: lease scans");
+  const T0 = 1_800_000_000_000;
+
+  async function open(): Promise<{ store: Store; clock: TestClock; schema: string }> {
+    const clock = new TestClock(T0);
+    const schema = schemas.next();
+    const store = await openStore({ backend: "postgres", postgresDsn: dsn!, postgresSchema: schema, postgresPoolSize: 2 }, { clock });
+    return { store, clock, schema };
+  }
+
+  const ids = async (store: Store, batch: number, leaseTtlMs = 60_000): Promise<string[]> =>
+    (await store.dequeue({ route: "/orders", batch, leaseTtlMs })).map((m) => m.id);
+
+  test("a message stored below the floor of a draining backlog is leased within a second", async () => {
+    const { store, clock } = await open();
+    try {
+      await store.enqueue(["a", "b", "c", "d", "e"].map((id) => message(id)));
+      assert.equal(await ids(store, 2), ["a", "b"], "a full batch: later scans start at its next_run_at");
+      // As another instance with a slower clock would store it.
+      await store.enqueue([message("early", { receivedAtMs: T0 - 100, nextRunAtMs: T0 - 100 })]);
+      clock.advance(10);
+      assert.equal(await ids(store, 2), ["c", "d"], "the bounded scan does not see it yet");
+      clock.advance(1000);
+      assert.equal(await ids(store, 2), ["early", "e"], "the next full scan, a second on, leases it first");
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("a bounded scan that finds nothing scans from the start at once", async () => {
+    const { store, clock } = await open();
+    try {
+      await store.enqueue([message("a"), message("b")]);
+      assert.equal(await ids(store, 2), ["a", "b"]);
+      await store.enqueue([message("early", { receivedAtMs: T0 - 100, nextRunAtMs: T0 - 100 })]);
+      clock.advance(10);
+      assert.equal(await ids(store, 2), ["early"]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("a lease that runs out below the floor is leased again by the dequeue whose sweep returns it", async () => {
+    const { store, clock } = await open();
+    try {
+      await store.enqueue([message("a")]);
+      assert.equal(await ids(store, 1, 10), ["a"], "leased until T0+10; the sweep ran at T0");
+      await store.enqueue(["b", "c", "d", "e"].map((id) => message(id, { nextRunAtMs: T0 + 40 })));
+      clock.advance(50);
+      assert.equal(await ids(store, 2), ["b", "c"], "a full batch from next_run_at T0+40, no sweep yet");
+      clock.advance(70);
+      // The sweep (100 ms after the last) queues "a" again at its old lease_until, T0+10, below the floor.
+      assert.equal(await ids(store, 2), ["a", "d"]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("ack, nack and extend find their leases by lease id alone, after thousands of settled leases", async () => {
+    const { store, schema } = await open();
+    try {
+      for (let i = 0; i < 20; i++) await store.enqueue(Array.from({ length: 100 }, (_, j) => message(`m${i}_${j}`)));
+      for (let i = 0; i < 19; i++) {
+        const leased = await store.dequeue({ route: "/orders", batch: 100, leaseTtlMs: 60_000 });
+        await store.ack(leased.map((m) => m.leaseId));
+      }
+      const leaseIds = (await store.dequeue({ route: "/orders", batch: 32, leaseTtlMs: 60_000 })).map((m) => m.leaseId);
+      for (const [name, sql, extra] of [
+        ["ack", ACK_DELETE, []],
+        ["nack", NACK_REQUEUE, [T0]],
+        ["nack dead", NACK_DEAD, [null]],
+        ["extend", EXTEND, [T0 + 120_000]],
+      ] as const) {
+        // Each plan is explained inside a transaction that is rolled back: nothing is settled.
+        const indexes = await admin.begin(async (tx) => {
+          await tx.unsafe(`SET LOCAL search_path = "${schema}"`);
+          // A table this small would be read whole; the question is which indexes the plan combines.
+          await tx.unsafe("SET LOCAL enable_seqscan = off");
+          const [row] = await tx.unsafe(`EXPLAIN (FORMAT JSON) ${sql}`, [leaseIds, T0, null, ...extra] as never[]);
+          const found = new Set<string>();
+          const walk = (node: Record<string, unknown>): void => {
+            if (typeof node["Index Name"] === "string") found.add(node["Index Name"]);
+            for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+          };
+          walk((row["QUERY PLAN"] as { Plan: Record<string, unknown> }[])[0].Plan);
+          throw Object.assign(new Error("rollback"), { found });
+        }).catch((error: { found?: Set<string> }) => {
+          if (!error.found) throw error;
+          return [...error.found].sort();
+        });
+        assert.ok(indexes.includes("messages_lease_id_key"), `${name}: finds the leases by id (${indexes.join(", ")})`);
+        for (const index of indexes) assert.ok(["messages_lease_id_key", "messages_pkey", "settled_leases_pkey"].includes(index), `${name} also scans ${index}`);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  test.after(async () => {
+    await admin.end({ timeout: 1 });
+    await schemas.dropAll();
+  });
+  test.run();
+}
