@@ -9,7 +9,7 @@
 //   With SPOOL_BENCH_POSTGRES_DSN or SPOOL_TEST_POSTGRES_DSN set, both run again against
 //   `spool run` on PostgreSQL (a fresh schema, dropped afterwards): drain target ≥ 8k msg/s.
 // Run: node dist/test/bench/ingress.bench.js   (SPOOL_BENCH_SECONDS: seconds per ingress load (8);
-// SPOOL_BENCH_ROUNDS: ingress rounds, alternating who goes first (1); SPOOL_BENCH_PART=ingress skips
+// SPOOL_BENCH_ROUNDS: ingress rounds, alternating who goes first (3); SPOOL_BENCH_PART=ingress skips
 // the drain part; SPOOL_BENCH_PART=drain skips the timed ingress loads and fills each queue with
 // exactly DRAIN_CAP messages instead: spool through its ingress, the reference by direct inserts)
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
@@ -28,7 +28,8 @@ type MeasuredLoad = LoadResult & { cpuUsPerUnit: number | null };
 
 /** SPOOL_BENCH_PART=ingress or =drain runs only that part (see the header). */
 const PART = process.env.SPOOL_BENCH_PART ?? "all";
-const ROUNDS = Math.max(1, Number(process.env.SPOOL_BENCH_ROUNDS ?? 1));
+/** Three by default: one 8-second round of each server swings by ±15% on a shared 2-core machine. */
+const ROUNDS = Math.max(1, Number(process.env.SPOOL_BENCH_ROUNDS ?? 3));
 const RATIO_TARGET = 0.8;
 const P99_TARGET_MS = 25;
 const DRAIN_CAP = 60_000;
