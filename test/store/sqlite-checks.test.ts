@@ -42,7 +42,7 @@ test("inserts and state changes no longer build an ephemeral table for the CHECK
   assert.equal(ephemeralTables(2, inserts), [1, 1], "schema 2 evaluates its IN-list CHECK through one");
   assert.equal(ephemeralTables(SQLITE_SCHEMA_VERSION, inserts), [0, 0]);
   // The UPDATEs keep the ones their `rowid IN (json_each)` lookups need.
-  const updates = ["leaseRows", "expireLeases", "requeueLeased", "killLeased", "deliverByIds"] as const;
+  const updates = ["leaseByRowid", "expireLeases", "requeueLeased", "killLeased", "deliverByIds"] as const;
   assert.equal(
     ephemeralTables(SQLITE_SCHEMA_VERSION, updates),
     ephemeralTables(2, updates).map((n) => n - 1),

@@ -148,7 +148,9 @@ export class SqliteStore implements Store {
     this.sql.expireLeases.run(nowMs);
     const ready = this.nextReady(request, nowMs);
     if (ready.length === 0) return [];
-    const leased = this.sql.leaseRows.all(leaseUntilMs, leaseUntilMs, JSON.stringify(ready.map((key) => key[0]))) as LeasedRow[];
+    const rowids = JSON.stringify(ready.map((key) => key[0]));
+    this.sql.leaseByRowid.run(leaseUntilMs, leaseUntilMs, rowids);
+    const leased = this.sql.leasedRows.all(rowids) as LeasedRow[];
     if (leased.length === 0) return [];
     const byRowid = new Map(leased.map((row) => [row[0], row]));
     this.ready.notifyAt(leaseUntilMs);
