@@ -1,5 +1,6 @@
-// Group commit: calls made in the same moment (enqueues; the delivery acks and attempt records of
-// runtime/delivery/store-queue.ts) are written by one transaction, so one fsync serves many callers.
+// Group commit: calls made in the same moment (the SQLite store's hot-path writes, PostgreSQL
+// enqueues, the delivery acks and attempt records of runtime/delivery/store-queue.ts) are written by
+// one transaction, so one fsync serves many callers.
 // No caller's promise settles before the commit holding its writes (DECISIONS.md "Storage"), and
 // one caller's failure does not fail its neighbours.
 
@@ -16,6 +17,7 @@ export class GroupCommitter<T> {
   private pending: PendingWrite<T>[] = [];
   private flushing = false;
   private scheduled = false;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly write: GroupWriter<T>,
@@ -30,6 +32,16 @@ export class GroupCommitter<T> {
     });
   }
 
+  /** Resolves once no write is pending or being written. */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private isIdle(): boolean {
+    return this.pending.length === 0 && !this.flushing && !this.scheduled;
+  }
+
   private schedule(): void {
     if (this.scheduled || this.flushing) return;
     this.scheduled = true;
@@ -41,7 +53,7 @@ export class GroupCommitter<T> {
   }
 
   private async flush(): Promise<void> {
-    if (this.pending.length === 0) return;
+    if (this.pending.length === 0) return this.settleIdle();
     this.flushing = true;
     const group = this.pending.splice(0, this.maxGroup);
     try {
@@ -52,6 +64,13 @@ export class GroupCommitter<T> {
     } finally {
       this.flushing = false;
       if (this.pending.length > 0) this.schedule();
+      else if (this.isIdle()) this.settleIdle();
     }
+  }
+
+  private settleIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 }

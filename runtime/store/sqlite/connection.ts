@@ -9,7 +9,7 @@
 // completion without interleaving; no caller is answered before the commit that holds its work, and
 // the event loop only ever sees committed state.
 import type { Clock } from "../../clock.js";
-import type { PendingWrite } from "../group-commit.js";
+import { GroupCommitter, type PendingWrite } from "../group-commit.js";
 import type { StoreObserver } from "../observer.js";
 import { StoreError } from "../store.js";
 import { BackgroundCheckpointer } from "./checkpointer.js";
@@ -41,9 +41,8 @@ export class SqliteConnection {
   readonly db: SqliteDb;
   readonly sql: SqliteStatements;
   readonly dynamic: StatementCache;
-  private pending: PendingWrite<GroupedWrite>[] = [];
-  private scheduled = false;
-  private idleWaiters: (() => void)[] = [];
+  /** Gathers the writes submitted in the same moment into one group transaction (commitGroup). */
+  private readonly groups = new GroupCommitter<GroupedWrite>(async (writes) => this.commitGroup(writes), MAX_GROUP);
   private readonly checkpointer: BackgroundCheckpointer | null;
   private closed = false;
   /**
@@ -109,10 +108,7 @@ export class SqliteConnection {
   }
 
   private submit(items: GroupedWrite): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ items, resolve, reject });
-      this.schedule();
-    });
+    return this.groups.submit(items);
   }
 
   /** An immediate transaction of its own (or part of the one running), reported to the observer. */
@@ -151,64 +147,19 @@ export class SqliteConnection {
     if (this.closed) return;
     // Let the groups already queued commit before the connection goes away.
     await new Promise((resolve) => setImmediate(resolve));
-    await this.idle();
+    await this.groups.idle();
     this.closed = true;
     await this.checkpointer?.stop();
     this.db.close();
   }
 
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    // setImmediate, not a microtask: callers whose requests arrive in the same I/O phase join the group.
-    setImmediate(() => {
-      this.scheduled = false;
-      this.commitPending();
-    });
-  }
-
   /**
-   * Commits the pending writes as one group: each under its own SAVEPOINT, so one caller's refusal
-   * or failure never fails its neighbours; hooks (wake-ups) run only after the commit, and every
-   * caller is answered once it has returned.
-   */
-  private commitPending(): void {
-    const group = this.pending.splice(0, MAX_GROUP);
-    if (group.length === 0) return this.settleIdle();
-    let errors: (unknown | undefined)[];
-    try {
-      errors = this.commitGroup(group);
-    } catch (error) {
-      for (const write of group) write.reject(error);
-      return this.afterGroup();
-    }
-    group.forEach((write, i) => (errors[i] === undefined ? write.resolve() : write.reject(errors[i])));
-    this.afterGroup();
-  }
-
-  private afterGroup(): void {
-    if (this.pending.length > 0) this.schedule();
-    else this.settleIdle();
-  }
-
-  /** Resolves once no write is pending. */
-  private idle(): Promise<void> {
-    if (this.pending.length === 0 && !this.scheduled) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
-  }
-
-  private settleIdle(): void {
-    if (this.pending.length > 0 || this.scheduled) return;
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const resolve of waiters) resolve();
-  }
-
-  /**
-   * One group transaction. A group holding a durable write commits with synchronous=FULL, as the
-   * connection is set: SQLite fsyncs the WAL inside COMMIT, before anyone is answered. A group of
-   * deferred writes only commits with NORMAL (the frames are written, the fsync is left to the next
-   * durable commit or checkpoint).
+   * One group transaction: each write under its own SAVEPOINT, so one caller's refusal or failure
+   * never fails its neighbours; hooks (wake-ups) run only after the commit. Returns each write's
+   * error (undefined = written), or throws to fail them all. A group holding a durable write
+   * commits with synchronous=FULL, as the connection is set: SQLite fsyncs the WAL inside COMMIT,
+   * before anyone is answered. A group of deferred writes only commits with NORMAL (the frames are
+   * written, the fsync is left to the next durable commit or checkpoint).
    *
    * Why the fsync stays inside COMMIT, blocking the event loop for it (0.2 ms on this disk): an
    * earlier version committed durable groups with NORMAL and fsynced the WAL on the libuv thread
