@@ -63,8 +63,9 @@ export class GroupCommitter<T> {
       for (const w of group) w.reject(error);
     } finally {
       this.flushing = false;
+      // Nothing schedules while a group is written, so with nothing pending this is idle.
       if (this.pending.length > 0) this.schedule();
-      else if (this.isIdle()) this.settleIdle();
+      else this.settleIdle();
     }
   }
 

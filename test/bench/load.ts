@@ -44,8 +44,8 @@ const TICKS_PER_SECOND = (() => {
 })();
 
 /**
- * CPU time a process has used so far, user + system over all its threads (the SQLite fsync pool and
- * checkpoint worker included), in ms; null without /proc. Requests per second alone cannot tell a
+ * CPU time a process has used so far, user + system over all its threads (the SQLite checkpoint
+ * worker and V8's helpers included), in ms; null without /proc. Requests per second alone cannot tell a
  * server that spends more CPU per request from one that waits more (for its fsyncs, or for a
  * client starved of the shared cores); the CPU per request can.
  */

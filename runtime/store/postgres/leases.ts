@@ -18,7 +18,8 @@ const NO_FLOOR = Number.MIN_SAFE_INTEGER;
 
 /**
  * Where a route's (or route and target's) ready messages began at its last full batch: the
- * next_run_at of the first row leased, and when a scan from the start last confirmed it.
+ * next_run_at of the first row leased, and when the scan from the start that the floor descends from
+ * ran (bounded scans, and a full one they fall back to, keep that time).
  */
 interface ScanFloor {
   readyAt: number;
@@ -45,35 +46,33 @@ export class LeaseOps {
   async leaseReady(request: DequeueRequest): Promise<LeasedMessage[]> {
     const nowMs = this.cx.clock.now();
     if (nowMs - this.lastSweepMs >= SWEEP_INTERVAL_MS || nowMs < this.lastSweepMs) await this.expireLeases(nowMs);
+    const leaseUntilMs = nowMs + request.leaseTtlMs;
     const key = request.target === undefined ? request.route : `${request.route}\u0000${request.target}`;
     const floor = this.floors.get(key);
     const bounded = floor !== undefined && nowMs >= floor.confirmedAtMs && nowMs - floor.confirmedAtMs < FLOOR_REFRESH_MS;
-    let rows = await this.leaseFrom(request, nowMs, bounded ? floor.readyAt : NO_FLOOR);
-    if (bounded && rows.length === 0) rows = await this.leaseFrom(request, nowMs, NO_FLOOR);
-    const first = rows.find((row) => Number(row.rn) === 1);
-    if (rows.length < request.batch || first === undefined) this.floors.delete(key);
-    else this.floors.set(key, { readyAt: first.ready_at, confirmedAtMs: bounded && floor ? floor.confirmedAtMs : nowMs });
-    if (rows.length === 0) return [];
-    const leaseUntilMs = nowMs + request.leaseTtlMs;
+    let rows = await this.leaseFrom(request, nowMs, leaseUntilMs, bounded ? floor.readyAt : NO_FLOOR);
+    if (bounded && rows.length === 0) rows = await this.leaseFrom(request, nowMs, leaseUntilMs, NO_FLOOR);
+    // rn numbers the rows in dequeue order; a full batch's first row is where the next scan may start.
+    const leased = [...rows].sort((a, b) => a.rn - b.rn);
+    if (leased.length < request.batch) this.floors.delete(key);
+    else this.floors.set(key, { readyAt: leased[0].ready_at, confirmedAtMs: bounded ? floor.confirmedAtMs : nowMs });
+    if (leased.length === 0) return [];
     this.cx.ready.notifyAt(leaseUntilMs);
-    return [...rows]
-      .sort((a, b) => a.rn - b.rn)
-      .map((row) => ({
-        id: row.id,
-        leaseId: row.lease_id,
-        route: row.route,
-        target: row.target,
-        payload: row.payload,
-        headers: row.headers,
-        trace: row.trace ?? null,
-        receivedAtMs: row.received_at,
-        attempt: row.attempt,
-        leaseUntilMs,
-      }));
+    return leased.map((row) => ({
+      id: row.id,
+      leaseId: row.lease_id,
+      route: row.route,
+      target: row.target,
+      payload: row.payload,
+      headers: row.headers,
+      trace: row.trace ?? null,
+      receivedAtMs: row.received_at,
+      attempt: row.attempt,
+      leaseUntilMs,
+    }));
   }
 
-  private leaseFrom(request: DequeueRequest, nowMs: number, floor: number): Promise<Row[]> {
-    const leaseUntilMs = nowMs + request.leaseTtlMs;
+  private leaseFrom(request: DequeueRequest, nowMs: number, leaseUntilMs: number, floor: number): Promise<Row[]> {
     const leaseIds = Array.from({ length: request.batch }, newLeaseId);
     return request.target === undefined
       ? this.cx.sql.unsafe(q.LEASE_READY, [request.route, nowMs, request.batch, leaseIds, floor, leaseUntilMs], { prepare: true })

@@ -81,7 +81,7 @@ export class SqliteConnection {
    */
   grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable"): Promise<R> {
     let result: R;
-    return this.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability, singleStatement: false, keepsCounter: false }).then(() => result);
+    return this.groups.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability, singleStatement: false, keepsCounter: false }).then(() => result);
   }
 
   /**
@@ -93,7 +93,7 @@ export class SqliteConnection {
    * in, two statement executions fewer per single-message enqueue.
    */
   groupedEnqueue(work: (afterCommit: AfterCommit) => void, singleStatement: boolean): Promise<void> {
-    return this.submit({ work, durability: "durable", singleStatement, keepsCounter: true });
+    return this.groups.submit({ work, durability: "durable", singleStatement, keepsCounter: true });
   }
 
   /** Active depth as max_depth sees it inside a group write: the stored counter plus this group's inserts. */
@@ -105,10 +105,6 @@ export class SqliteConnection {
   /** Called by a group write once its messages are inserted; undone if that write fails. */
   countInserted(messages: number): void {
     this.insertedInGroup += messages;
-  }
-
-  private submit(items: GroupedWrite): Promise<void> {
-    return this.groups.submit(items);
   }
 
   /** An immediate transaction of its own (or part of the one running), reported to the observer. */
