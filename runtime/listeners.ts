@@ -4,6 +4,7 @@
 // (no prefix) taking what is left. Metrics always has a listener of its own.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ListenAddress, SpoolConfig } from "../compiler/ir.js";
+import { apiError } from "./errors.js";
 import { createHttpServer, type HttpListener, type HttpServerOptions } from "./http/server.js";
 import type { AccessLogger } from "./observability/access-log.js";
 
@@ -92,8 +93,9 @@ function dispatcher(plan: ListenerPlan, options: StartListenersOptions) {
   const { mounts } = plan;
   return (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = requestPath(req.url ?? "/");
-    // Every path lands on some mount: with a shared address the prefix-less mount (ingress) takes
-    // the rest, and alone on its address a mount takes everything and answers 404 itself.
+    // The prefix-less mount (ingress, or an API configured without a prefix) takes what the
+    // prefixed ones leave. A path outside every prefix of an address without one is not served:
+    // the Pull and Admin APIs live only under their prefix (clarifications.md 29).
     let mount: MountPlan | undefined;
     for (const candidate of mounts) {
       if (withinPrefix(path, candidate.prefix)) {
@@ -101,10 +103,13 @@ function dispatcher(plan: ListenerPlan, options: StartListenersOptions) {
         break;
       }
     }
-    const rest = mount ? path.slice(mount.prefix.length) || "/" : path;
-    mount ??= mounts[mounts.length - 1];
+    if (!mount) {
+      const outside = mounts[mounts.length - 1];
+      options.accessLog?.track(req, res, outside.name);
+      throw apiError("not_found", `nothing is served at ${path} on this listener: the ${outside.name} API is under ${outside.prefix}`, { closeConnection: true });
+    }
     options.accessLog?.track(req, res, mount.name);
-    return options.handlers[mount.name](req, res, rest);
+    return options.handlers[mount.name](req, res, path.slice(mount.prefix.length) || "/");
   };
 }
 

@@ -298,6 +298,30 @@ test("shared listener: ingress, pull and admin on one address by prefix", async 
   }
 });
 
+test("alone on its address, a prefixed Pull or Admin API serves nothing outside its prefix", async () => {
+  const config = buildConfig({
+    routes: [pullRoute("/hooks/a", "/a")],
+    patch: (c) => {
+      c.pullApi = { ...c.pullApi, prefix: "/pull" };
+      c.adminApi = { ...c.adminApi, prefix: "/admin" };
+    },
+  });
+  const s = await run(config);
+  try {
+    assert.is(s.pull === s.ingress, false, "the Pull API has a listener of its own");
+    assert.is((await call(`${s.ingress}/hooks/a`, { body: "x" })).status, 202);
+    const outside = await pullCall(`${s.pull}/a`, "dequeue", "pull-token");
+    assert.is(outside.status, 404, "a route's pull path without the prefix is not served");
+    assert.is(outside.json.code, "not_found");
+    const inside = await pullCall(`${s.pull}/pull/a`, "dequeue", "pull-token");
+    assert.is(inside.json.items.length, 1, "the message was not leased by the refused call");
+    assert.is((await call(`${s.admin}/healthz`, { method: "GET" })).status, 404);
+    assert.equal((await call(`${s.admin}/admin/healthz`, { method: "GET" })).json, { ok: true });
+  } finally {
+    await s.app.stop();
+  }
+});
+
 test("memory backend health details include store diagnostics", async () => {
   const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a")], backend: "memory" }));
   try {
