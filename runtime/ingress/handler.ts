@@ -108,6 +108,14 @@ export function createIngressHandler(deps: IngressDeps) {
     const pending = authenticateIngress(settings.auth, { method, path, headers: req.headers, body, nowMs });
     const verdict = pending instanceof Promise ? await pending : pending;
     if (!verdict.ok) throw refuse("auth", ingressAuthError(verdict));
+    // Headers copied from a forward-auth answer are stored with the message, so they count against
+    // max_headers too (reference-behaviour.md §2 row 3).
+    if (verdict.copiedHeaders && headersSize(req) + copiedSize(verdict.copiedHeaders) > route.maxHeadersBytes) {
+      throw refuse(
+        "headers_too_large",
+        apiError("headers_too_large", `request headers with those copied by forward auth exceed the route's limit of ${route.maxHeadersBytes} bytes`, { surface: "ingress" }),
+      );
+    }
 
     // The nonce is claimed only now that the signature verified, so forged requests cannot burn it
     // (reference-behaviour.md §2 row 10).
@@ -208,4 +216,11 @@ function withoutClose(error: ApiError): ApiError {
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers["content-length"];
   return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+}
+
+/** Name and value bytes of the headers forward auth copies, counted as headersSize counts the request's. */
+function copiedSize(copied: Readonly<Record<string, string>>): number {
+  let total = 0;
+  for (const name in copied) total += name.length + copied[name].length;
+  return total;
 }

@@ -1,4 +1,6 @@
 // createApp in-process with hand-built IR: real listeners on 127.0.0.1:0, real SQLite files.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -319,6 +321,29 @@ test("alone on its address, a prefixed Pull or Admin API serves nothing outside 
     assert.equal((await call(`${s.admin}/admin/healthz`, { method: "GET" })).json, { ok: true });
   } finally {
     await s.app.stop();
+  }
+});
+
+test("headers copied by forward auth count against max_headers: over the limit is 413 and nothing is stored", async () => {
+  const authServer = createServer((req, res) => {
+    res.writeHead(200, { "X-User": "u".repeat(Number(req.headers["x-want"] ?? 1)) });
+    res.end();
+  });
+  await new Promise<void>((resolve) => authServer.listen(0, "127.0.0.1", resolve));
+  const authUrl = `http://127.0.0.1:${(authServer.address() as AddressInfo).port}/check`;
+  const forward = { kind: "forward" as const, url: authUrl, timeoutMs: 2_000, copyHeaders: ["X-User"], bodyLimitBytes: 1024 };
+  const s = await run(buildConfig({ routes: [pullRoute("/hooks/fwd", "/fwd", { auth: forward, maxHeadersBytes: 400 })] }));
+  try {
+    const small = await call(`${s.ingress}/hooks/fwd`, { headers: { "x-want": "10" }, body: "x" });
+    assert.is(small.status, 202, "request and copies under the limit");
+    const over = await call(`${s.ingress}/hooks/fwd`, { headers: { "x-want": "300" }, body: "y" });
+    assert.equal([over.status, over.json.code], [413, "headers_too_large"]);
+    const items = (await pullCall(`${s.pull}/fwd`, "dequeue", "pull-token", { batch: 10 })).json.items;
+    assert.equal(items.map((i: { payload_b64: string }) => Buffer.from(i.payload_b64, "base64").toString()), ["x"], "only the accepted message was stored");
+    assert.is(items[0].headers["X-User"], "u".repeat(10), "the copy was stored");
+  } finally {
+    await s.app.stop();
+    await new Promise((resolve) => authServer.close(resolve));
   }
 });
 
