@@ -17,7 +17,7 @@ import { planListeners, startListeners, type RunningListener } from "./listeners
 import { createAccessLogger, type AccessLogger } from "./observability/access-log.js";
 import { createRuntimeLogger, type LogLevel, type RuntimeLogger } from "./observability/log.js";
 import { metricsHandler } from "./observability/metrics-endpoint.js";
-import { createMetrics, type QueueSnapshot, type SpoolMetrics } from "./observability/metrics.js";
+import { createMetrics, recordIngressRejection, type QueueSnapshot, type SpoolMetrics } from "./observability/metrics.js";
 import type { CounterSeries, HistogramSeries } from "./observability/series.js";
 import { createPullHandler } from "./pull/http.js";
 import { createPullOps } from "./pull/ops.js";
@@ -267,7 +267,12 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
         onUnexpectedError: (error, req) => logger.error("request_failed", { method: req.method, path: req.url?.split("?")[0], error }),
         ...deps.http,
       };
-      listeners = await startListeners(plans, { http: httpOptions, handlers: { ingress, pull, admin }, accessLog });
+      listeners = await startListeners(plans, {
+        http: httpOptions,
+        handlers: { ingress, pull, admin },
+        accessLog,
+        onIngressClientError: (status, code) => recordIngressRejection(metrics, code, status),
+      });
       const metricsConfig = config.observability.metrics;
       if (metricsConfig.enabled) {
         const server = createHttpServer(metricsHandler(metrics.registry, { path: metricsConfig.prefix }), httpOptions);

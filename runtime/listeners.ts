@@ -67,6 +67,8 @@ export interface RunningListener {
 
 export interface StartListenersOptions {
   http: HttpServerOptions;
+  /** Parser-level refusals on a listener that serves ingress (counted as ingress refusals). */
+  onIngressClientError?: HttpServerOptions["onClientError"];
   handlers: Readonly<Record<MountName, MountHandler>>;
   accessLog?: AccessLogger;
 }
@@ -76,7 +78,9 @@ export async function startListeners(plans: readonly ListenerPlan[], options: St
   const running: RunningListener[] = [];
   try {
     for (const plan of plans) {
-      const server = createHttpServer(dispatcher(plan, options), options.http);
+      const servesIngress = plan.mounts.some((mount) => mount.name === "ingress");
+      const http = servesIngress && options.onIngressClientError ? { ...options.http, onClientError: options.onIngressClientError } : options.http;
+      const server = createHttpServer(dispatcher(plan, options), http);
       const listener = await server.listen({ host: plan.listen.host === "" ? undefined : plan.listen.host, port: plan.listen.port });
       running.push({ plan, listener });
     }

@@ -18,6 +18,8 @@ export interface HttpServerOptions {
   maxHeaderSize: number;
   /** Called with failures that are not ApiErrors (they are answered as 500 internal_error). */
   onUnexpectedError?: (error: unknown, req: IncomingMessage) => void;
+  /** Called with each refusal the parser answers before any handler runs (malformed, headers over maxHeaderSize, timeout). */
+  onClientError?: (status: number, code: string) => void;
 }
 
 export interface HttpListener {
@@ -84,6 +86,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
         : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
           ? [408, "Request Timeout", "bad_request", "request not received in time"]
           : [400, "Bad Request", "bad_request", "malformed HTTP request"];
+    options.onClientError?.(status, code);
     const body = JSON.stringify({ code, detail });
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

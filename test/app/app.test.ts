@@ -1,6 +1,6 @@
 // createApp in-process with hand-built IR: real listeners on 127.0.0.1:0, real SQLite files.
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -20,6 +20,8 @@ interface Running {
   ingress: string;
   pull: string;
   admin: string;
+  /** Empty unless the config enables metrics. */
+  metrics: string;
 }
 
 async function run(config: SpoolConfig, extra: Partial<Parameters<typeof createApp>[1]> = {}): Promise<Running> {
@@ -29,7 +31,8 @@ async function run(config: SpoolConfig, extra: Partial<Parameters<typeof createA
     const found = addresses.find((a) => a.name.split("+").includes(name))!;
     return `http://127.0.0.1:${found.port}`;
   };
-  return { app, ingress: url("ingress"), pull: url("pull"), admin: url("admin") };
+  const metrics = addresses.find((a) => a.name === "metrics");
+  return { app, ingress: url("ingress"), pull: url("pull"), admin: url("admin"), metrics: metrics ? `http://127.0.0.1:${metrics.port}` : "" };
 }
 
 const basic = () =>
@@ -344,6 +347,40 @@ test("headers copied by forward auth count against max_headers: over the limit i
   } finally {
     await s.app.stop();
     await new Promise((resolve) => authServer.close(resolve));
+  }
+});
+
+test("refusals answered by the HTTP parser on the ingress listener are counted as ingress refusals", async () => {
+  const config = buildConfig({
+    routes: [pullRoute("/hooks/a", "/a")],
+    patch: (c) => {
+      c.observability = { ...c.observability, metrics: { ...c.observability.metrics, enabled: true } };
+    },
+  });
+  const s = await run(config);
+  const rawRequest = async (base: string, text: string) => {
+    const socket = connect(Number(new URL(base).port), "127.0.0.1");
+    socket.write(text);
+    let reply = "";
+    for await (const chunk of socket) reply += chunk;
+    return reply;
+  };
+  const rejected = async (reason: string, status: number) => {
+    const text = await (await fetch(`${s.metrics}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith(`spool_ingress_rejected_by_reason_total{reason="${reason}",status="${status}"}`));
+    return line === undefined ? 0 : Number(line.split(" ").pop());
+  };
+  try {
+    const tooLarge = await rawRequest(s.ingress, `POST /hooks/a HTTP/1.1\r\nHost: x\r\nX-Big: ${"b".repeat(200_000)}\r\nContent-Length: 1\r\n\r\nx`);
+    assert.match(tooLarge, /^HTTP\/1\.1 413/);
+    const malformed = await rawRequest(s.ingress, "POST /hooks/a HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n");
+    assert.match(malformed, /^HTTP\/1\.1 400/);
+    assert.is(await rejected("headers_too_large", 413), 1);
+    assert.is(await rejected("bad_request", 400), 1);
+    await rawRequest(s.pull, "POST /a/dequeue HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n");
+    assert.is(await rejected("bad_request", 400), 1, "a listener without ingress does not count as ingress");
+  } finally {
+    await s.app.stop();
   }
 });
 

@@ -8,14 +8,14 @@ import { readBody, headersSize } from "../../runtime/http/body.js";
 import { LINGER_LIMITS } from "../../runtime/http/discard.js";
 import { parseListenAddress } from "../../runtime/http/address.js";
 import { sendEmpty, sendError, sendJson, sendJsonText } from "../../runtime/http/respond.js";
-import { createHttpServer, type HttpListener, type RequestHandler } from "../../runtime/http/server.js";
+import { createHttpServer, type HttpListener, type HttpServerOptions, type RequestHandler } from "../../runtime/http/server.js";
 import type { UploadOutcome } from "./upload-client-child.js";
 
 const MiB = 1024 * 1024;
 
 const baseOptions = { headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, maxHeaderSize: 16 * 1024 };
 
-async function start(handler: RequestHandler, options = baseOptions): Promise<HttpListener> {
+async function start(handler: RequestHandler, options: HttpServerOptions = baseOptions): Promise<HttpListener> {
   return createHttpServer(handler, options).listen("127.0.0.1:0");
 }
 
@@ -191,10 +191,11 @@ server("a slowloris client that never finishes its headers is cut off by the hea
 
 server("headers above maxHeaderSize are refused with 413 headers_too_large before reaching the handler", async () => {
   let handled = 0;
+  const refusals: [number, string][] = [];
   const listener = await start((_req, res) => {
     handled++;
     sendEmpty(res, 204);
-  }, { ...baseOptions, maxHeaderSize: 1024 });
+  }, { ...baseOptions, maxHeaderSize: 1024, onClientError: (status, code) => refusals.push([status, code]) });
   try {
     const socket = connect(listener.address.port, "127.0.0.1");
     socket.write(`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${"b".repeat(4096)}\r\n\r\n`);
@@ -202,6 +203,7 @@ server("headers above maxHeaderSize are refused with 413 headers_too_large befor
     assert.match(reply, /^HTTP\/1\.1 413/);
     assert.match(reply, /headers_too_large/);
     assert.is(handled, 0);
+    assert.equal(refusals, [[413, "headers_too_large"]], "the refusal is reported to onClientError");
   } finally {
     await listener.close(1_000);
   }
