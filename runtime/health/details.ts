@@ -1,5 +1,5 @@
 // The body of GET /healthz?details=1 (webhook-queue.md "Health details", reference-behaviour.md
-// §2 row 35): queue diagnostics from the cached stats, ingress and delivery counters, the memory
+// §2 row 35): queue diagnostics from the cached stats, ingress, delivery and tracing counters, the memory
 // store's footprint, and the config generation so deploy tooling can confirm a reload.
 import type { MemoryStoreStats, QueueStats, QueuedBucket } from "../store/store.js";
 import { DEAD_REASON_LABELS, type DeadReasonLabel, type SpoolMetrics } from "../observability/metrics.js";
@@ -32,6 +32,7 @@ export async function healthDetails(inputs: HealthInputs): Promise<{ ok: boolean
     queue: inputs.queue.ok ? queueDiagnostics(inputs.queue.stats, inputs.nowMs, inputs.trendSignals) : { ok: false, error: inputs.queue.error },
     ingress: await ingressDiagnostics(inputs.metrics),
     delivery: await deliveryDiagnostics(inputs.metrics),
+    tracing: await tracingDiagnostics(inputs.metrics),
     config: { generation: inputs.config.generation, loaded_at: iso(inputs.config.loadedAtMs) },
   };
   if (inputs.memory) diagnostics.store = memoryDiagnostics(inputs.memory);
@@ -81,6 +82,16 @@ async function ingressDiagnostics(metrics: SpoolMetrics): Promise<Record<string,
     enqueued_total: await counterTotal(metrics.ingress.enqueued),
     adaptive_backpressure_applied_total: await counterTotal(metrics.ingress.adaptiveBackpressureApplied),
     adaptive_backpressure_by_reason: backpressureByReason,
+  };
+}
+
+/** The tracing counters (webhook-queue.md "Health details"): whether tracing runs, and how often it failed to start or export. */
+export async function tracingDiagnostics(metrics: SpoolMetrics): Promise<Record<string, unknown>> {
+  const enabled = (await metrics.tracing.enabled.get()).values.some((value) => value.value === 1);
+  return {
+    enabled,
+    init_failures_total: await counterTotal(metrics.tracing.initFailures),
+    export_errors_total: await counterTotal(metrics.tracing.exportErrors),
   };
 }
 

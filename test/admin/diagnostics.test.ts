@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { computeTrendSignals, healthTrendSignals } from "../../runtime/admin/index.js";
-import { deadByReason } from "../../runtime/health/details.js";
+import { deadByReason, tracingDiagnostics } from "../../runtime/health/details.js";
 import { recordDead } from "../../runtime/observability/metrics.js";
 import { buildConfig, DEFAULT_TREND_SIGNALS, pullRoute } from "./ir-builder.js";
 import { message, startHarness, type Harness } from "./harness.js";
@@ -17,6 +17,14 @@ diagnostics("dead_by_reason reports every normalised label, zeros included", asy
   for (const reason of ["max_retries", "max_retries", "no_retry", "upstream said no", null]) recordDead(h.metrics.delivery, reason);
   assert.is((await h.metrics.delivery.dead.get()).values[0].value, 5, "dead_total counts every reason");
   assert.equal(await deadByReason(h.metrics), { max_retries: 2, no_retry: 1, policy_denied: 0, unspecified: 1, other: 1 });
+});
+
+diagnostics("tracing diagnostics report the tracing gauge and its two failure counters", async ({ h }) => {
+  assert.equal(await tracingDiagnostics(h.metrics), { enabled: false, init_failures_total: 0, export_errors_total: 0 });
+  h.metrics.tracing.enabled.set(1);
+  h.metrics.tracing.initFailures.inc();
+  h.metrics.tracing.exportErrors.inc(3);
+  assert.equal(await tracingDiagnostics(h.metrics), { enabled: true, init_failures_total: 1, export_errors_total: 3 });
 });
 
 diagnostics("trend signals read the store's samples of the signal window for the selected routes", async ({ h }) => {

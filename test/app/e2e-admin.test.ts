@@ -203,7 +203,7 @@ test("/healthz needs no token; ?details=1 does, and counts dead letters by reaso
   }, 5_000, "health details with three dead letters");
   assert.is(details.status, 200);
   assert.equal(Object.keys(details.json).sort(), ["diagnostics", "ok", "time"]);
-  assert.equal(Object.keys(details.json.diagnostics).sort(), ["config", "delivery", "ingress", "queue"]);
+  assert.equal(Object.keys(details.json.diagnostics).sort(), ["config", "delivery", "ingress", "queue", "tracing"]);
   assert.equal(details.json.diagnostics.delivery.dead_by_reason, { max_retries: 0, no_retry: 1, policy_denied: 0, unspecified: 1, other: 1 });
   assert.equal([details.json.diagnostics.delivery.dead_total, details.json.diagnostics.delivery.attempts_total], [3, 1]);
   const metrics = await (await fetch(main.urls.metrics)).text();
