@@ -153,6 +153,9 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
     ingressRateLimitBuckets.apply(ingressRateLimits(next));
     pullRateLimitBuckets.apply(pullRateLimits(candidate.pull));
     generation = candidate;
+    // Node reads a server's maxHeaderSize when a connection opens: new connections get the limit
+    // the new routes need (a raised max_headers must not stay capped by the old parser limit).
+    for (const { listener } of listeners) listener.setMaxHeaderSize(parserHeaderLimit(next));
     for (const service of services) {
       try {
         service.reconfigure(next);
@@ -339,9 +342,9 @@ function buildGeneration(config: SpoolConfig, number: number, loadedAtMs: number
   };
 }
 
-// Node's parser limit on the whole header block is fixed per server; the routes' max_headers
-// (Σ name+value bytes) is checked per request below it. Room for line framing and later reloads
-// that raise a route's limit a little.
+// Node's parser limit on the whole header block (set per server, read per new connection, updated
+// on reload); the routes' max_headers (Σ name+value bytes) is checked per request below it, with
+// room for line framing.
 function parserHeaderLimit(config: SpoolConfig): number {
   const largest = Math.max(config.defaults.maxHeadersBytes, ...config.routes.map((r) => r.maxHeadersBytes));
   return Math.max(16 * 1024, largest * 2 + 8 * 1024);

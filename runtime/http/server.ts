@@ -32,6 +32,8 @@ export interface HttpListener {
    * current reply.
    */
   close(deadlineMs: number): Promise<void>;
+  /** Changes the parser's limit on a request's header block for connections opened from now on (reload). */
+  setMaxHeaderSize(bytes: number): void;
 }
 
 export interface SpoolHttpServer {
@@ -72,6 +74,9 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       }
     },
   );
+  // Node keeps the maxHeaderSize option as a property of the server and reads it for each new
+  // connection's parser (lib/_http_server.js); it is not in the typings, hence this typed view.
+  const parserOptions = server as unknown as { maxHeaderSize: number };
   // headersTimeout must not exceed requestTimeout in Node; requestTimeout 0 means "off".
   server.headersTimeout = options.headersTimeoutMs;
 
@@ -82,7 +87,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     if (!socket.writable || socket.destroyed) return;
     const [status, reason, code, detail] =
       err.code === "HPE_HEADER_OVERFLOW"
-        ? [413, "Payload Too Large", "headers_too_large", `request headers exceed ${options.maxHeaderSize} bytes`]
+        ? [413, "Payload Too Large", "headers_too_large", `request headers exceed ${parserOptions.maxHeaderSize} bytes`]
         : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
           ? [408, "Request Timeout", "bad_request", "request not received in time"]
           : [400, "Bad Request", "bad_request", "malformed HTTP request"];
@@ -120,6 +125,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       server,
       address: { host: bound.address, port: bound.port, family: bound.family },
       close: (deadlineMs) => close(deadlineMs),
+      setMaxHeaderSize: (bytes) => void (parserOptions.maxHeaderSize = bytes),
     };
   }
 

@@ -385,6 +385,26 @@ test("refusals answered by the HTTP parser on the ingress listener are counted a
   }
 });
 
+test("a reload that raises max_headers lifts the HTTP parser's header limit too", async () => {
+  const withLimit = (bytes: number) =>
+    buildConfig({
+      routes: [pullRoute("/hooks/a", "/a", { maxHeadersBytes: bytes })],
+      patch: (c) => {
+        c.defaults = { ...c.defaults, maxHeadersBytes: bytes };
+      },
+    });
+  const s = await run(withLimit(4 * 1024));
+  const big = { "x-big": "b".repeat(20_000) };
+  try {
+    const before = await call(`${s.ingress}/hooks/a`, { headers: big, body: "x" });
+    assert.equal([before.status, before.json.code], [413, "headers_too_large"]);
+    assert.equal(s.app.reload(withLimit(64 * 1024)), { applied: true, generation: 2 });
+    assert.is((await call(`${s.ingress}/hooks/a`, { headers: big, body: "x" })).status, 202, "the raised limit applies to the next connection");
+  } finally {
+    await s.app.stop();
+  }
+});
+
 test("memory backend health details include store diagnostics", async () => {
   const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a")], backend: "memory" }));
   try {
