@@ -22,7 +22,7 @@ export interface ReloaderDeps {
   load(): ConfigLoad;
   apply(config: SpoolConfig): ReloadOutcome;
   logger: RuntimeLogger;
-  /** The text the running config was compiled from: an unchanged file is not reloaded. */
+  /** The text the running config was compiled from: an unchanged file is not reloaded on a watch event. */
   initialText: string | null;
 }
 
@@ -33,18 +33,23 @@ export type ReloadResult =
   | { kind: "applied"; generation: number };
 
 export interface Reloader {
-  /** Reloads now; concurrent calls share one run and a call during a run schedules one more. */
-  reload(trigger: string): Promise<ReloadResult>;
+  /**
+   * Reloads now; concurrent calls share one run and a call during a run schedules one more.
+   * `force` (SIGHUP) compiles and applies even an unchanged file: the operator asked, and the
+   * secrets it names (`file:`, `env:`) may have been rotated without an edit.
+   */
+  reload(trigger: string, force?: boolean): Promise<ReloadResult>;
 }
 
 export function createReloader(deps: ReloaderDeps): Reloader {
   let appliedText = deps.initialText;
   let running: Promise<ReloadResult> | undefined;
   let again: Promise<ReloadResult> | undefined;
+  let againForced = false;
 
-  const runOnce = (trigger: string): ReloadResult => {
+  const runOnce = (trigger: string, force: boolean): ReloadResult => {
     const loaded = deps.load();
-    if (loaded.text !== null && loaded.text === appliedText) return { kind: "unchanged" };
+    if (!force && loaded.text !== null && loaded.text === appliedText) return { kind: "unchanged" };
     if (!loaded.config) {
       deps.logger.error("config_reload_failed", { trigger, errors: loaded.errors, detail: "the previous config keeps serving" });
       return { kind: "invalid", errors: loaded.errors };
@@ -58,16 +63,20 @@ export function createReloader(deps: ReloaderDeps): Reloader {
   };
 
   return {
-    reload(trigger) {
+    reload(trigger, force = false) {
       if (running) {
-        // One more run after the current one sees the latest write; further calls share it.
+        // One more run after the current one sees the latest write; further calls share it (forced
+        // if any of them was).
+        againForced ||= force;
         again ??= running.then(() => {
+          const forced = againForced;
           again = undefined;
-          return this.reload(trigger);
+          againForced = false;
+          return this.reload(trigger, forced);
         });
         return again;
       }
-      running = Promise.resolve().then(() => runOnce(trigger));
+      running = Promise.resolve().then(() => runOnce(trigger, force));
       return running.finally(() => (running = undefined));
     },
   };

@@ -78,11 +78,12 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   });
   const logger = () => app.logger;
   const reloader = createReloader({ load, apply: (next) => app.reload(next), logger: app.logger, initialText: initial.text });
-  const triggerReload = (trigger: string) => void reloader.reload(trigger).catch((error: unknown) => logger().error("config_reload_failed", { trigger, error }));
+  const triggerReload = (trigger: string, force = false) =>
+    void reloader.reload(trigger, force).catch((error: unknown) => logger().error("config_reload_failed", { trigger, error }));
 
   // The watcher is ready before /healthz first answers (DECISIONS.md "Settled details").
   const watcher = flags.watch ? watchConfigFile(configPath, () => triggerReload("watch"), { onError: (error) => logger().warn("config_watch_failed", { error }) }) : undefined;
-  const stopSighup = flags.pidFile ? onSighup(() => triggerReload("sighup")) : undefined;
+  const stopSighup = flags.pidFile ? onSighup(() => triggerReload("sighup", true)) : undefined;
 
   let stopRequested: (signal: string) => void = () => {};
   const stopped = new Promise<string>((resolveStop) => (stopRequested = resolveStop));

@@ -49,6 +49,32 @@ test("--watch applies a valid edit (rename-write), keeps serving on an invalid o
   }
 });
 
+test("SIGHUP re-reads an unchanged Spoolfile: a rotated file: token takes effect", async () => {
+  const dir = join(temp.path, "hup-secret");
+  const { mkdirSync } = await import("node:fs");
+  mkdirSync(dir);
+  const ports = await freePorts();
+  const u = urls(ports);
+  const tokenFile = join(dir, "ingress-token");
+  writeFileSync(tokenFile, "token-a\n");
+  const config = writeSpoolfile(dir, spoolfileText(ports, `/hooks/s { auth token file:${tokenFile}; pull { path /s } }`));
+  const pidFile = join(dir, "spool.pid");
+  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db"), "--pid-file", pidFile]);
+  const post = (token: string) => call(`${u.ingress}/hooks/s`, { headers: { authorization: `Bearer ${token}` }, body: "x" }).then((r) => r.status);
+  try {
+    await waitHealthy(proc, u.admin);
+    await eventually(() => (existsSync(pidFile) ? true : undefined), 5_000, "pid file");
+    assert.equal([await post("token-a"), await post("token-b")], [202, 401]);
+    writeFileSync(tokenFile, "token-b\n");
+    process.kill(proc.child.pid!, "SIGHUP");
+    await eventually(async () => ((await post("token-b")) === 202 ? true : undefined), 5_000, "the rotated token after SIGHUP");
+    assert.is(await post("token-a"), 401, "the old token no longer passes");
+  } finally {
+    const result = await stopSpool(proc);
+    assert.is(result.code, 0);
+  }
+});
+
 test("SIGHUP with --pid-file reloads routes and the pull_api rate limit; the pid file holds the pid once healthy and is removed on exit", async () => {
   const dir = join(temp.path, "hup");
   const { mkdirSync } = await import("node:fs");
