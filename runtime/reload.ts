@@ -36,7 +36,7 @@ export interface Reloader {
   /**
    * Reloads now; concurrent calls share one run and a call during a run schedules one more.
    * `force` (SIGHUP) compiles and applies even an unchanged file: the operator asked, and the
-   * secrets it names (`file:`, `env:`) may have been rotated without an edit.
+   * secrets it reads from `file:` sources may have been rotated without an edit.
    */
   reload(trigger: string, force?: boolean): Promise<ReloadResult>;
 }
