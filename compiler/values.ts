@@ -97,7 +97,9 @@ export function decodeTimestamp(cx: CompileContext, arg: Arg, what: string): num
 export function decodeSecretSource(cx: CompileContext, arg: Arg, what: string): SecretSource | undefined {
   const text = cx.text(arg);
   const m = /^(env|file|raw):(.*)$/s.exec(text);
-  if (!m) return cx.error(arg.span, `${what}: expected a secret source env:NAME, file:PATH or raw:VALUE, got ${got(arg)}`);
+  // The value is not echoed: a bare word here is most likely the secret itself, written without raw:
+  // (the diagnostic reaches stderr and the runtime log on reload).
+  if (!m) return cx.error(arg.span, `${what}: expected a secret source env:NAME, file:PATH or raw:VALUE, got a bare value (not shown)`);
   const kind = m[1] as SecretSource["kind"];
   const ref = m[2];
   if (ref === "") return cx.error(arg.span, `${what}: ${kind}: needs a ${kind === "env" ? "variable name" : kind === "file" ? "path" : "value"}`);
