@@ -59,3 +59,9 @@ export function parseDurationMs(text: string): number | undefined {
   const rounded = Math.round(totalMs);
   return Number.isSafeInteger(rounded) ? rounded : undefined;
 }
+
+/** A Standard Webhooks signing key is base64, optionally prefixed `whsec_`: its base64 part, or undefined. */
+export function standardWebhooksKeyBase64(value: string): string | undefined {
+  const base64 = value.startsWith("whsec_") ? value.slice("whsec_".length) : value;
+  return /^[A-Za-z0-9+/]+={0,2}$/.test(base64) ? base64 : undefined;
+}

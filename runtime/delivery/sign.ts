@@ -1,6 +1,7 @@
 // Outbound request signing (DECISIONS "Push and exec"; clarification 50; reference-behaviour §2 row 7).
 // Pure: the caller passes the time, so a test can compute the expected signature independently.
 import { createHash, createHmac } from "node:crypto";
+import { standardWebhooksKeyBase64 } from "../../compiler/syntax.js";
 
 export interface SigningSecret {
   /** The resolved secret text (never a `env:`/`file:` reference: the compiler resolved that). */
@@ -120,8 +121,8 @@ export function signStandardWebhooks(key: Buffer, messageId: string, unixSeconds
 
 /** Standard Webhooks secrets are base64 with an optional `whsec_` prefix. */
 export function decodeStandardWebhooksSecret(value: string): Buffer {
-  const base64 = value.startsWith("whsec_") ? value.slice("whsec_".length) : value;
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) throw new Error("standard_webhooks secret must be base64 (optionally prefixed whsec_)");
+  const base64 = standardWebhooksKeyBase64(value);
+  if (base64 === undefined) throw new Error("standard_webhooks secret must be base64 (optionally prefixed whsec_)");
   return Buffer.from(base64, "base64");
 }
 
