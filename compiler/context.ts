@@ -19,6 +19,7 @@ export class CompileContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly strictSecrets: boolean;
   private readonly readFileImpl: (path: string) => string;
+  private readonly baseDir: string;
   /** Raw `vars` values by name, with their spans; resolved lazily so vars may reference vars. */
   private readonly rawVars = new Map<string, Arg>();
   private readonly resolvedVars = new Map<string, string>();
@@ -27,8 +28,8 @@ export class CompileContext {
   constructor(readonly file: string, options: CompileOptions = {}) {
     this.env = options.env ?? process.env;
     this.strictSecrets = options.strictSecrets ?? false;
-    const baseDir = dirname(resolve(file));
-    this.readFileImpl = options.readFile ?? ((path) => readFileSync(isAbsolute(path) ? path : resolve(baseDir, path), "utf8"));
+    this.baseDir = dirname(resolve(file));
+    this.readFileImpl = options.readFile ?? ((path) => readFileSync(this.resolvePath(path), "utf8"));
   }
 
   error(span: Span, message: string): undefined {
@@ -44,6 +45,11 @@ export class CompileContext {
   secretProblem(span: Span, message: string): void {
     if (this.strictSecrets) this.error(span, message);
     else this.warning(span, message);
+  }
+
+  /** The absolute path a `file:` reference names. */
+  resolvePath(path: string): string {
+    return isAbsolute(path) ? path : resolve(this.baseDir, path);
   }
 
   readFile(path: string): string | undefined {

@@ -12,6 +12,8 @@ export interface SecretSource {
   readonly ref: string;
   /** The resolved secret, or null when it could not be read (a warning at validate, an error at run). */
   readonly value: string | null;
+  /** For `file:`, the file's absolute path (relative refs are resolved against the config's directory). */
+  readonly path?: string;
 }
 
 /** A secret with an optional validity window, for rotation (valid_from inclusive, valid_until exclusive). */

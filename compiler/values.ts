@@ -113,7 +113,7 @@ export function decodeSecretSource(cx: CompileContext, arg: Arg, what: string): 
   const content = cx.readFile(ref)?.trim();
   if (content === undefined) cx.secretProblem(arg.span, `${what}: cannot read secret file "${ref}"`);
   else if (content === "") cx.secretProblem(arg.span, `${what}: secret file "${ref}" is empty`);
-  return { kind, ref, value: content ? content : null };
+  return { kind, ref, value: content ? content : null, path: cx.resolvePath(ref) };
 }
 
 /** `:8080`, `127.0.0.1:9443`, `[::1]:2019`, `localhost:9900`. */

@@ -59,6 +59,7 @@ function signingSecret(secret: RotatingSecret): SigningSecret[] {
   return [
     {
       value: secret.source.value,
+      ...(secret.source.path !== undefined ? { file: secret.source.path } : {}),
       ...(secret.validFromMs !== null ? { validFromMs: secret.validFromMs } : {}),
       ...(secret.validUntilMs !== null ? { validUntilMs: secret.validUntilMs } : {}),
     },

@@ -1,11 +1,16 @@
 // Outbound request signing (DECISIONS "Push and exec"; clarification 50; reference-behaviour §2 row 7).
-// Pure: the caller passes the time, so a test can compute the expected signature independently.
+// The caller passes the time, so a test can compute the expected signature independently. A `file:`
+// secret is read again when its last read is FILE_SECRET_REFRESH_MS old (reference-behaviour §2
+// row 7), so a rotated file takes effect without a reload.
 import { createHash, createHmac } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { standardWebhooksKeyBase64 } from "../../compiler/syntax.js";
 
 export interface SigningSecret {
   /** The resolved secret text (never a `env:`/`file:` reference: the compiler resolved that). */
   readonly value: string;
+  /** For a `file:` secret, the file's absolute path: the signer reads it again every FILE_SECRET_REFRESH_MS. */
+  readonly file?: string;
   /** valid_from, inclusive; absent = valid since forever. */
   readonly validFromMs?: number;
   /** valid_until, exclusive; absent = valid forever. */
@@ -49,12 +54,40 @@ export class NoValidSecretError extends Error {
   }
 }
 
+/** How old a `file:` secret's last read may be before the signer reads the file again. */
+export const FILE_SECRET_REFRESH_MS = 60_000;
+
+export interface SignerOptions {
+  /** Reads a secret file (default: the file system, UTF-8). */
+  readFile?: (path: string) => string;
+}
+
 export const defaultSignatureHeader = "X-Spool-Signature";
 export const defaultTimestampHeader = "X-Spool-Timestamp";
 
-export function createSigner(config: SigningConfig): Signer {
+export function createSigner(config: SigningConfig, options: SignerOptions = {}): Signer {
   if (config.secrets.length === 0) throw new Error("signing needs at least one secret");
   const selection = config.selection ?? "newest_valid";
+  const readFile = options.readFile ?? ((path: string) => readFileSync(path, "utf8"));
+  // Decoded here: a malformed key is a configuration error the caller sees at build time.
+  const decode = config.mode === "standard_webhooks" ? decodeStandardWebhooksSecret : (value: string) => Buffer.from(value);
+  const live = new Map(config.secrets.map((secret) => [secret, { value: secret.value, key: decode(secret.value), readAtMs: Number.NEGATIVE_INFINITY }]));
+  /** The secret's current value and key; a `file:` secret's file is read again once its last read is old enough. */
+  const current = (secret: SigningSecret, nowMs: number) => {
+    const state = live.get(secret)!;
+    if (secret.file === undefined) return state;
+    // The value the compiler read counts as the first read.
+    if (state.readAtMs === Number.NEGATIVE_INFINITY) state.readAtMs = nowMs;
+    if (nowMs - state.readAtMs < FILE_SECRET_REFRESH_MS) return state;
+    state.readAtMs = nowMs;
+    try {
+      const value = readFile(secret.file).trim();
+      if (value !== "" && value !== state.value) Object.assign(state, { key: decode(value), value });
+    } catch {
+      // An unreadable file or a malformed key keeps the last good value signing; so does an emptied file.
+    }
+    return state;
+  };
   if (config.mode === "hmac") {
     const signatureHeader = config.signatureHeader ?? defaultSignatureHeader;
     const timestampHeader = config.timestampHeader ?? defaultTimestampHeader;
@@ -62,7 +95,7 @@ export function createSigner(config: SigningConfig): Signer {
       throw new Error("signature and timestamp headers must differ");
     }
     return (input) => {
-      const secret = selectSecret(config.secrets, selection, input.nowMs);
+      const secret = current(selectSecret(config.secrets, selection, input.nowMs), input.nowMs);
       const timestamp = unixSeconds(input.nowMs);
       return {
         [signatureHeader]: signSpoolHmac(secret.value, input.method, input.url, timestamp, input.body),
@@ -70,11 +103,8 @@ export function createSigner(config: SigningConfig): Signer {
       };
     };
   }
-  // Decode once: a malformed key is a configuration error the caller should see at build time.
-  const keys = config.secrets.map((secret) => ({ secret, key: decodeStandardWebhooksSecret(secret.value) }));
   return (input) => {
-    const secret = selectSecret(config.secrets, selection, input.nowMs);
-    const key = keys.find((k) => k.secret === secret)!.key;
+    const { key } = current(selectSecret(config.secrets, selection, input.nowMs), input.nowMs);
     const timestamp = unixSeconds(input.nowMs);
     return {
       "webhook-id": input.messageId,

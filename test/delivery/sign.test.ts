@@ -1,7 +1,10 @@
 import { createHash, createHmac } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createSigner, decodeStandardWebhooksSecret, NoValidSecretError, selectSecret } from "../../runtime/delivery/sign.js";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createSigner, decodeStandardWebhooksSecret, FILE_SECRET_REFRESH_MS, NoValidSecretError, selectSecret } from "../../runtime/delivery/sign.js";
+import { makeTempDir } from "../helpers/temp-dir.js";
 
 // The expected values are computed here from the documented formula, not with the code under test.
 function expectedSpoolSignature(secret: string, path: string, unixSeconds: number, body: Buffer): string {
@@ -99,3 +102,44 @@ standard("a secret that is not base64 is refused when the signer is built", () =
 });
 
 standard.run();
+
+const fileSecrets = suite("file: signing secrets are read again");
+const temp = makeTempDir("sign-file");
+fileSecrets.after(() => temp.cleanup());
+
+fileSecrets("an hmac secret file rewritten is used once the last read is FILE_SECRET_REFRESH_MS old; an emptied one keeps the last value", () => {
+  const file = join(temp.path, "hmac-secret");
+  writeFileSync(file, "first\n");
+  const sign = createSigner({ mode: "hmac", secrets: [{ value: "first", file }] });
+  const signatureAt = (atMs: number) => sign({ method: "POST", url: "https://e.com/x", body, messageId: "m", nowMs: atMs })["X-Spool-Signature"];
+  const expected = (secret: string, atMs: number) => expectedSpoolSignature(secret, "/x", Math.floor(atMs / 1000), body);
+  assert.is(signatureAt(nowMs), expected("first", nowMs));
+  writeFileSync(file, "second\n");
+  const early = nowMs + FILE_SECRET_REFRESH_MS - 1;
+  assert.is(signatureAt(early), expected("first", early), "not read again before the refresh interval");
+  const due = nowMs + FILE_SECRET_REFRESH_MS;
+  assert.is(signatureAt(due), expected("second", due), "read again (and trimmed) once due");
+  writeFileSync(file, "");
+  const later = due + FILE_SECRET_REFRESH_MS;
+  assert.is(signatureAt(later), expected("second", later), "an emptied file keeps the last good secret");
+});
+
+fileSecrets("a standard_webhooks key file rewritten with a malformed key keeps the last good key", () => {
+  const file = join(temp.path, "sw-key");
+  const first = Buffer.from("first key").toString("base64");
+  const second = Buffer.from("second key").toString("base64");
+  writeFileSync(file, `whsec_${first}`);
+  const sign = createSigner({ mode: "standard_webhooks", secrets: [{ value: `whsec_${first}`, file }] });
+  const signatureAt = (atMs: number) => sign({ method: "POST", url: "https://e.com/x", body, messageId: "msg_1", nowMs: atMs })["webhook-signature"];
+  const expected = (key: string, atMs: number) =>
+    `v1,${createHmac("sha256", Buffer.from(key, "base64")).update(`msg_1.${Math.floor(atMs / 1000)}.`).update(body).digest("base64")}`;
+  assert.is(signatureAt(nowMs), expected(first, nowMs));
+  writeFileSync(file, "not base64!");
+  const due = nowMs + FILE_SECRET_REFRESH_MS;
+  assert.is(signatureAt(due), expected(first, due), "a malformed key is not taken");
+  writeFileSync(file, `whsec_${second}`);
+  const next = due + FILE_SECRET_REFRESH_MS;
+  assert.is(signatureAt(next), expected(second, next));
+});
+
+fileSecrets.run();
