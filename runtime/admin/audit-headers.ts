@@ -1,5 +1,6 @@
 // The audit headers every Admin mutation must carry, checked against `defaults.publish_policy`
 // (webhook-queue.md "Authentication" item 5 and 6; DECISIONS.md "Admin API"; reference §2 row 32).
+import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import type { PublishPolicy } from "../../compiler/ir.js";
 import { apiError } from "../errors.js";
@@ -19,7 +20,18 @@ type HeaderSource = Pick<IncomingMessage, "headers">;
 
 function single(req: HeaderSource, name: string): string | undefined {
   const value = req.headers[name];
-  return Array.isArray(value) ? value.join(", ") : value;
+  return decodeHeaderText(Array.isArray(value) ? value.join(", ") : value);
+}
+
+/**
+ * Node hands header values over as Latin-1, one character per byte. An audit reason or actor sent
+ * as UTF-8 (what clients send for "Grüße") is decoded as such, so it is recorded, echoed and
+ * measured in characters as written; bytes that are not UTF-8 stay Latin-1.
+ */
+function decodeHeaderText(value: string | undefined): string | undefined {
+  if (value === undefined || !/[\x80-\xff]/.test(value)) return value;
+  const bytes = Buffer.from(value, "latin1");
+  return isUtf8(bytes) ? bytes.toString("utf8") : value;
 }
 
 /** The headers as sent, before any rule: the audit record names them even when the request is refused. */

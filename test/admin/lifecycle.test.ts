@@ -89,6 +89,20 @@ for (const backend of ["sqlite", "memory"] as Backend[]) {
     assert.is(h.audits[0].principal, "anonymous");
   });
 
+  byIds("an audit reason sent as UTF-8 is echoed as written and measured in characters; Latin-1 bytes stay Latin-1", async ({ h }) => {
+    // fetch sends each character of a header value as one byte: this string puts UTF-8 on the wire.
+    const asUtf8Bytes = (text: string) => Buffer.from(text, "utf8").toString("latin1");
+    const sent = await h.request("POST", "/dlq/requeue", { body: { ids: ["d1"] }, reason: asUtf8Bytes("Grüße ✓") });
+    assert.is(sent.status, 200);
+    assert.is(sent.body.audit.reason, "Grüße ✓");
+    const accented = await h.request("POST", "/dlq/requeue", { body: { ids: ["d1"] }, reason: asUtf8Bytes("é".repeat(300)) });
+    assert.is(accented.status, 200, "300 characters (600 bytes) are within 512 characters");
+    const tooLong = await h.request("POST", "/dlq/requeue", { body: { ids: ["d1"] }, reason: asUtf8Bytes("é".repeat(513)) });
+    assert.is(tooLong.body.code, "audit_reason_required");
+    const latin1 = await h.request("POST", "/dlq/requeue", { body: { ids: ["d1"] }, reason: "caf\u00e9" });
+    assert.is(latin1.body.audit.reason, "café", "a byte that is not UTF-8 is read as Latin-1");
+  });
+
   byIds.run();
 
   const policy = suite<{ h: Harness }>(`admin audit policy (${backend})`);
