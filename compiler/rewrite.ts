@@ -1,15 +1,24 @@
 import { randomBytes } from "node:crypto";
-import { open, readFile, rename, rm } from "node:fs/promises";
+import { open, readFile, realpath, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 // The only file writer of the compiler: a temp file in the same directory (so rename is atomic on
 // the same file system), fsync'd, renamed over the target, then the directory fsync'd so the
-// rename itself survives a crash.
-export async function writeFileAtomically(path: string, text: string | Uint8Array): Promise<void> {
+// rename itself survives a crash. A symlink is followed (the file it names is replaced, the link
+// stays), and the new file keeps the old one's permission bits: a Spoolfile holding raw: secrets
+// that was 0600 stays 0600.
+export async function writeFileAtomically(linkOrPath: string, text: string | Uint8Array): Promise<void> {
+  const path = await realpath(linkOrPath).catch(() => linkOrPath);
+  const mode = await stat(path).then(
+    (s) => s.mode & 0o7777,
+    () => 0o644,
+  );
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
-  const handle = await open(temp, "wx", 0o644);
+  const handle = await open(temp, "wx", mode);
   try {
+    // open()'s mode is filtered by the umask; the old file's bits are what the new one must have.
+    await handle.chmod(mode);
     await handle.writeFile(text);
     await handle.sync();
   } catch (error) {

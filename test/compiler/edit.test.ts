@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -106,6 +106,22 @@ edit("atomic write replaces the file and rollback restores the previous bytes ex
   assert.ok(readFileSync(path).equals(previous));
   await writeFileAtomically(path, "again\n");
   assert.is(readFileSync(path, "utf8"), "again\n");
+  temp.cleanup();
+});
+
+edit("atomic write keeps the file's permission bits and, through a symlink, replaces the file it names", async () => {
+  const temp = makeTempDir("edit-mode");
+  const real = join(temp.path, "real-Spoolfile");
+  writeFileSync(real, "old\n");
+  chmodSync(real, 0o600);
+  await writeFileAtomically(real, "private\n");
+  assert.is(statSync(real).mode & 0o777, 0o600, "a 0600 file stays 0600");
+  const link = join(temp.path, "Spoolfile");
+  symlinkSync(real, link);
+  await writeFileAtomically(link, "through the link\n");
+  assert.ok(lstatSync(link).isSymbolicLink(), "the link stays a link");
+  assert.is(readFileSync(real, "utf8"), "through the link\n", "the file it names is rewritten");
+  assert.is(statSync(real).mode & 0o777, 0o600);
   temp.cleanup();
 });
 
