@@ -72,6 +72,10 @@ cli.version(spoolVersion);
 
 try {
   cli.parse(argv, { run: false });
+  // cac collects a repeated option into an array; no option of spool's is repeatable.
+  for (const [name, value] of Object.entries(cli.options)) {
+    if (name !== "--" && Array.isArray(value)) throw new Error(`--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} was given more than once`);
+  }
   if (!cli.matchedCommand && !cli.options.help && !cli.options.version) {
     const given = cli.args[0];
     if (given !== undefined) {

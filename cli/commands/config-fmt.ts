@@ -23,9 +23,12 @@ export async function runConfigFmt(flags: FmtFlags, out: CommandOutput): Promise
     for (const d of result.diagnostics) out.stderr(renderDiagnostic(d));
     return parseFailureCode;
   }
-  if (flags.check) return result.text === read.text ? 0 : 1;
+  // Both compare with the file as stored (a byte-order mark included), so --check exits 0 exactly
+  // when --write would leave the file alone.
+  const stored = flags.check || flags.write ? await readFile(flags.config, "utf8") : read.text;
+  if (flags.check) return result.text === stored ? 0 : 1;
   if (flags.write) {
-    if (result.text !== (await readFile(flags.config, "utf8"))) await writeFileAtomically(flags.config, result.text);
+    if (result.text !== stored) await writeFileAtomically(flags.config, result.text);
     return 0;
   }
   out.stdoutRaw(result.text);

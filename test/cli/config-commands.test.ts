@@ -57,6 +57,22 @@ cli("config fmt --write rewrites the file in place", () => {
   assert.is(readFileSync(messy, "utf8"), canonical);
 });
 
+cli("config fmt --check and --write agree on a byte-order mark: --check exits 1 where --write would drop it", () => {
+  const withBom = join(dir, "bom.spool");
+  writeFileSync(withBom, "\ufeff" + canonical);
+  assert.is(spool(["config", "fmt", "--check", "--config", withBom]).code, 1);
+  assert.is(spool(["config", "fmt", "--write", "--config", withBom]).code, 0);
+  assert.is(readFileSync(withBom, "utf8"), canonical);
+  assert.is(spool(["config", "fmt", "--check", "--config", withBom]).code, 0);
+});
+
+cli("an option given twice is a usage error (exit 2) naming it", () => {
+  writeFileSync(messy, canonical);
+  const twice = spool(["config", "validate", "--config", messy, "--config", messy]);
+  assert.is(twice.code, 2);
+  assert.match(twice.stderr, /--config was given more than once/);
+});
+
 cli("config fmt refuses a file that does not parse: exit 1, or 2 with --check, with positions", () => {
   const plain = spool(["config", "fmt", "--config", broken]);
   assert.is(plain.code, 1);
