@@ -1,6 +1,7 @@
 import { errorAt, type Diagnostic } from "./diagnostic.js";
 import { SpoolfileParser, spanOfToken } from "./parser.js";
-import { spoolLexer } from "./tokens.js";
+import type { IToken } from "chevrotain";
+import { LCurly, RCurly, spoolLexer } from "./tokens.js";
 import type { SpoolfileTree } from "./tree.js";
 
 export * from "./diagnostic.js";
@@ -24,6 +25,13 @@ export function parseSpoolfile(text: string, file = "Spoolfile"): ParseResult {
   const diagnostics: Diagnostic[] = lexed.errors.map((e) =>
     errorAt({ file, line: e.line ?? 1, col: e.column ?? 1, offset: e.offset, endOffset: e.offset + e.length }, `unexpected character ${JSON.stringify(text.substr(e.offset, 1))}`),
   );
+  // The parser descends once per block level; input nested deeper than any Spoolfile needs is
+  // refused at the brace that goes too deep instead of exhausting the stack.
+  const tooDeep = firstTooDeepBrace(lexed.tokens);
+  if (tooDeep) {
+    diagnostics.push(errorAt(spanOfToken(tooDeep, file), `blocks nested more than ${MAX_BLOCK_DEPTH} levels deep`));
+    return { tree: { file, items: [] }, diagnostics };
+  }
   parser.file = file;
   parser.diagnostics = [];
   parser.input = lexed.tokens;
@@ -33,6 +41,18 @@ export function parseSpoolfile(text: string, file = "Spoolfile"): ParseResult {
   }
   diagnostics.push(...parser.diagnostics);
   return { tree: { file, items: items ?? [] }, diagnostics };
+}
+
+/** Deeper than any Spoolfile (routes sit at most four levels down) and far from the stack's limit. */
+export const MAX_BLOCK_DEPTH = 64;
+
+function firstTooDeepBrace(tokens: readonly IToken[]): IToken | undefined {
+  let depth = 0;
+  for (const token of tokens) {
+    if (token.tokenType === LCurly && ++depth > MAX_BLOCK_DEPTH) return token;
+    if (token.tokenType === RCurly && depth > 0) depth--;
+  }
+  return undefined;
 }
 
 /**

@@ -6,6 +6,7 @@ import * as assert from "uvu/assert";
 import {
   decodeSpoolfileBytes,
   directivesOf,
+  MAX_BLOCK_DEPTH,
   parseSpoolfile,
   renderDiagnostic,
   sortDiagnostics,
@@ -258,6 +259,14 @@ spans("offsets index the source text and a directive spans from its name to its 
 });
 
 const errors = suite("syntax errors");
+
+errors("blocks nested deeper than MAX_BLOCK_DEPTH are one positioned error, not a stack overflow", () => {
+  const deep = "x {".repeat(300) + "}".repeat(300);
+  const { diagnostics } = parseSpoolfile(deep, "deep.spool");
+  assert.equal(diagnostics.map(renderDiagnostic), [`deep.spool:1:${3 * MAX_BLOCK_DEPTH + 3}: blocks nested more than ${MAX_BLOCK_DEPTH} levels deep`]);
+  const deepest = "x {".repeat(MAX_BLOCK_DEPTH) + "}".repeat(MAX_BLOCK_DEPTH);
+  assert.equal(parseSpoolfile(deepest).diagnostics, [], "the limit itself parses");
+});
 
 errors("every syntax error in a file is reported with its position", () => {
   const text = [
