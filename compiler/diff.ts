@@ -40,7 +40,26 @@ function keyedRoute(route: Route): unknown {
   return { ...route, mode: { ...route.mode, targets } };
 }
 
-function diffValues(a: unknown, b: unknown, path: string, out: ConfigChange[]): void {
+/**
+ * Values that may hold a credential although they are not secret sources: outbound and tracing
+ * header values (`header "Authorization" "Bearer {env.TOKEN}"`), match header values, basic-auth
+ * passwords. They are compared but never printed.
+ */
+function sensitive(key: string, value: unknown): unknown {
+  if (key === "password" && typeof value === "string") return "(redacted)";
+  if (key === "headers" && Array.isArray(value)) {
+    return value.map((entry: unknown) =>
+      Array.isArray(entry) ? [entry[0], "(redacted)"] : isRecord(entry) && "value" in entry ? { ...entry, value: "(redacted)" } : entry,
+    );
+  }
+  return value;
+}
+
+function diffValues(a: unknown, b: unknown, path: string, out: ConfigChange[], key = ""): void {
+  if (sensitive(key, a) !== a || sensitive(key, b) !== b) {
+    if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ kind: "changed", path: trim(path), before: show(sensitive(key, a)), after: `${show(sensitive(key, b))} (changed)` });
+    return;
+  }
   if (isRecord(a) && isRecord(b) && Array.isArray(a) === Array.isArray(b)) {
     // A secret's resolved value is never printed.
     if (isSecretSource(a) && isSecretSource(b)) {
@@ -55,9 +74,9 @@ function diffValues(a: unknown, b: unknown, path: string, out: ConfigChange[]): 
     const keys = new Set([...Object.keys(left), ...Object.keys(right)]);
     for (const key of keys) {
       const sub = path === "" || path.endsWith(": ") ? `${path}${key}` : Array.isArray(a) || key.includes("/") || key.includes(":") ? `${path}[${key}]` : `${path}.${key}`;
-      if (!(key in left)) out.push({ kind: "added", path: sub, after: show(right[key]) });
-      else if (!(key in right)) out.push({ kind: "removed", path: sub, before: show(left[key]) });
-      else diffValues(left[key], right[key], sub, out);
+      if (!(key in left)) out.push({ kind: "added", path: sub, after: show(sensitive(key, right[key])) });
+      else if (!(key in right)) out.push({ kind: "removed", path: sub, before: show(sensitive(key, left[key])) });
+      else diffValues(left[key], right[key], sub, out, key);
     }
     return;
   }
@@ -81,7 +100,7 @@ function redactRef(s: { kind: string; ref: string }): string {
 }
 
 function show(v: unknown): string {
-  return JSON.stringify(v, (_key, value) => (isRecord(value) && isSecretSource(value) ? `${value.kind}:${redactRef(value)}` : value));
+  return JSON.stringify(v, (key, value) => (isRecord(value) && isSecretSource(value) ? `${value.kind}:${redactRef(value)}` : sensitive(key, value)));
 }
 
 export function renderChanges(changes: readonly ConfigChange[]): string {

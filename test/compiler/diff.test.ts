@@ -31,4 +31,19 @@ diff("a changed secret value is reported without printing it", () => {
   assert.not.ok(out.includes("secret-2"));
 });
 
+diff("header values and basic-auth passwords are compared but never printed, also inside added or removed objects", () => {
+  const withHeader = (token: string) => `/b { deliver "https://x.example/in" { header "Authorization" "Bearer ${token}" } }\n`;
+  const changed = renderChanges(diffConfigs(ir(base.replace(/\/b \{.*\n/, withHeader("first-token"))), ir(base.replace(/\/b \{.*\n/, withHeader("second-token")))));
+  assert.match(changed, /headers/);
+  assert.not.ok(changed.includes("first-token") || changed.includes("second-token"), changed);
+  const added = renderChanges(diffConfigs(ir(base), ir(`${base}/c { auth basic "ops" "hunter2"; pull { path /c } }\n`)));
+  assert.match(added, /added route \/c|\+ route \/c/);
+  const basic = (pass: string) => `${base}/c { auth basic "ops" "${pass}"; pull { path /c } }\n`;
+  const password = renderChanges(diffConfigs(ir(basic("hunter2")), ir(basic("hunter3"))));
+  assert.match(password, /password/);
+  assert.not.ok(password.includes("hunter"), password);
+  const same = base.replace(/\/b \{.*\n/, withHeader("same"));
+  assert.equal(diffConfigs(ir(same), ir(same)), [], "equal values are no change");
+});
+
 diff.run();
