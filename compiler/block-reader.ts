@@ -20,6 +20,12 @@ export function readBlock(cx: CompileContext, owner: Directive, where: string, r
   readDirectives(cx, directivesOf(owner.block.items), where, rules);
 }
 
+/** readBlock for a block that takes no arguments of its own (`ingress { … }`, not `ingress extra { … }`). */
+export function readBareBlock(cx: CompileContext, owner: Directive, where: string, rules: Readonly<Record<string, DirectiveRule>>): void {
+  if (owner.args.length > 0) cx.error(owner.args[0].span, `${where} takes no arguments before its block: ${where} { … }`);
+  readBlock(cx, owner, where, rules);
+}
+
 export function readDirectives(cx: CompileContext, directives: readonly Directive[], where: string, rules: Readonly<Record<string, DirectiveRule>>): void {
   const seen = new Map<string, Directive>();
   for (const d of directives) {

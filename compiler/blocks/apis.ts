@@ -1,5 +1,5 @@
 import type { Directive } from "../../grammar/index.js";
-import { readBlock, scalar, singleArg } from "../block-reader.js";
+import { readBareBlock, scalar, singleArg } from "../block-reader.js";
 import { spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { AdminApiConfig, IngressConfig, ListenAddress, PullApiConfig, RateLimit, SecretSource, TlsConfig } from "../ir.js";
@@ -16,7 +16,7 @@ export function defaultListen(address: string): ListenAddress {
 export function compileIngress(cx: CompileContext, d: Directive | undefined): IngressConfig {
   const out: Mutable<IngressConfig> = { listen: defaultListen(DEFAULTS.ingressListen), tls: null, rateLimit: DEFAULTS.ingressRateLimit };
   if (!d) return out;
-  readBlock(cx, d, "ingress", {
+  readBareBlock(cx, d, "ingress", {
     listen: listenRule(cx, "ingress listen", (v) => (out.listen = v)),
     tls: { handle: (t) => (out.tls = compileTls(cx, t, "ingress tls") ?? null) },
     rate_limit: { handle: (r) => (out.rateLimit = compileRateLimit(cx, r, "ingress rate_limit") ?? null) },
@@ -42,7 +42,7 @@ export function compilePullApi(cx: CompileContext, d: Directive | undefined): Pu
   };
   if (!d) return out;
   const tokens: SecretSource[] = [];
-  readBlock(cx, d, "pull_api", {
+  readBareBlock(cx, d, "pull_api", {
     listen: listenRule(cx, "pull_api listen", (v) => (out.listen = v)),
     prefix: prefixRule(cx, "pull_api prefix", (v) => (out.prefix = v)),
     auth: { repeatable: true, handle: (a) => authTokenInto(cx, a, "pull_api", tokens) },
@@ -71,7 +71,7 @@ export function compileAdminApi(cx: CompileContext, d: Directive | undefined): A
   const out: Mutable<AdminApiConfig> = { listen: defaultListen(DEFAULTS.adminListen), prefix: "", tokens: [], tls: null };
   if (!d) return out;
   const tokens: SecretSource[] = [];
-  readBlock(cx, d, "admin_api", {
+  readBareBlock(cx, d, "admin_api", {
     listen: listenRule(cx, "admin_api listen", (v) => (out.listen = v)),
     prefix: prefixRule(cx, "admin_api prefix", (v) => (out.prefix = v)),
     auth: { repeatable: true, handle: (a) => authTokenInto(cx, a, "admin_api", tokens) },
@@ -115,7 +115,7 @@ function prefixRule(cx: CompileContext, what: string, set: (v: string) => void) 
 // tls { cert_file; key_file; client_ca; client_auth none|request|require_any|verify_if_given|require_and_verify }
 export function compileTls(cx: CompileContext, d: Directive, where: string): TlsConfig | undefined {
   const out = { certFile: "", keyFile: "", clientCaFile: null as string | null, clientAuth: "none" as TlsConfig["clientAuth"] };
-  readBlock(cx, d, where, {
+  readBareBlock(cx, d, where, {
     cert_file: scalar.text(cx, "cert_file", (v) => (out.certFile = v)),
     key_file: scalar.text(cx, "key_file", (v) => (out.keyFile = v)),
     client_ca: scalar.text(cx, "client_ca", (v) => (out.clientCaFile = v)),
@@ -136,7 +136,7 @@ export function compileRateLimit(cx: CompileContext, d: Directive, where: string
   let rps: number | undefined;
   let rpsWritten = false;
   let burst: number | undefined;
-  readBlock(cx, d, where, {
+  readBareBlock(cx, d, where, {
     rps: {
       handle: (r) => {
         rpsWritten = true;

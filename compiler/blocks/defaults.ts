@@ -1,5 +1,5 @@
 import type { Directive } from "../../grammar/index.js";
-import { readBlock, scalar, singleArg } from "../block-reader.js";
+import { readBareBlock, scalar, singleArg } from "../block-reader.js";
 import type { CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { AdaptiveBackpressure, Defaults, DeliverDefaults, EgressPolicy, PublishPolicy, TrendSignals } from "../ir.js";
@@ -21,7 +21,7 @@ export function compileDefaults(cx: CompileContext, d: Directive | undefined): D
     trendSignals: DEFAULTS.trendSignals,
   };
   if (!d) return out;
-  readBlock(cx, d, "defaults", {
+  readBareBlock(cx, d, "defaults", {
     max_body: scalar.size(cx, "max_body", (v) => (out.maxBodyBytes = v)),
     max_headers: scalar.size(cx, "max_headers", (v) => (out.maxHeadersBytes = v)),
     deliver: { handle: (x) => (out.deliver = compileDeliverDefaults(cx, x)) },
@@ -35,7 +35,7 @@ export function compileDefaults(cx: CompileContext, d: Directive | undefined): D
 
 function compileDeliverDefaults(cx: CompileContext, d: Directive): DeliverDefaults {
   const out: Mutable<DeliverDefaults> = { ...DEFAULTS.deliver };
-  readBlock(cx, d, "defaults deliver", {
+  readBareBlock(cx, d, "defaults deliver", {
     retry: { handle: (r) => { const v = compileRetry(cx, r, DEFAULTS.deliver.retry); if (v) out.retry = v; } },
     timeout: scalar.duration(cx, "timeout", (v) => (out.timeoutMs = v!), { positive: true }),
     concurrency: scalar.int(cx, "concurrency", 1, DEFAULTS.deliverConcurrencyMax, (v) => (out.concurrency = v)),
@@ -55,7 +55,7 @@ function compileEgress(cx: CompileContext, d: Directive): EgressPolicy {
       if (v) list.push(v);
     },
   });
-  readBlock(cx, d, "egress", {
+  readBareBlock(cx, d, "egress", {
     allow: ruleInto(allow, "allow"),
     deny: ruleInto(deny, "deny"),
     https_only: scalar.bool(cx, "https_only", (v) => (out.httpsOnly = v)),
@@ -71,7 +71,7 @@ function compilePublishPolicy(cx: CompileContext, d: Directive): PublishPolicy {
   const out: Mutable<PublishPolicy> = { ...DEFAULTS.publishPolicy };
   const actorAllow: string[] = [];
   const actorPrefix: string[] = [];
-  readBlock(cx, d, "publish_policy", {
+  readBareBlock(cx, d, "publish_policy", {
     direct: scalar.bool(cx, "direct", (v) => (out.direct = v)),
     managed: scalar.bool(cx, "managed", (v) => (out.managed = v)),
     allow_pull_routes: scalar.bool(cx, "allow_pull_routes", (v) => (out.allowPullRoutes = v)),
@@ -89,7 +89,7 @@ function compilePublishPolicy(cx: CompileContext, d: Directive): PublishPolicy {
 
 function compileAdaptiveBackpressure(cx: CompileContext, d: Directive): AdaptiveBackpressure {
   const out: Mutable<AdaptiveBackpressure> = { ...DEFAULTS.adaptiveBackpressure };
-  readBlock(cx, d, "adaptive_backpressure", {
+  readBareBlock(cx, d, "adaptive_backpressure", {
     enabled: scalar.bool(cx, "enabled", (v) => (out.enabled = v)),
     min_total: scalar.int(cx, "min_total", 1, 1_000_000_000, (v) => (out.minTotal = v)),
     queued_percent: scalar.int(cx, "queued_percent", 1, 100, (v) => (out.queuedPercent = v)),
@@ -109,7 +109,7 @@ function compileTrendSignals(cx: CompileContext, d: Directive): TrendSignals {
       if (v !== undefined) out[key] = v;
     },
   });
-  readBlock(cx, d, "trend_signals", {
+  readBareBlock(cx, d, "trend_signals", {
     window: scalar.duration(cx, "window", (v) => (out.windowMs = v!), { positive: true }),
     expected_capture_interval: scalar.duration(cx, "expected_capture_interval", (v) => (out.expectedCaptureIntervalMs = v!), { positive: true }),
     stale_grace_factor: int("stale_grace_factor", "staleGraceFactor"),

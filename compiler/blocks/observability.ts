@@ -1,5 +1,5 @@
 import type { Directive } from "../../grammar/index.js";
-import { readBlock, scalar, singleArg } from "../block-reader.js";
+import { readBareBlock, readBlock, scalar, singleArg } from "../block-reader.js";
 import { nameOf, spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { AccessLogConfig, LogLevel, LogOutput, MetricsConfig, ObservabilityConfig, RuntimeLogConfig, TracingConfig } from "../ir.js";
@@ -19,7 +19,7 @@ export function compileObservability(cx: CompileContext, d: Directive | undefine
     tracing: DEFAULTS.tracing,
   };
   if (!d) return out;
-  readBlock(cx, d, "observability", {
+  readBareBlock(cx, d, "observability", {
     access_log: { handle: (a) => (out.accessLog = compileAccessLog(cx, a)) },
     runtime_log: { handle: (r) => (out.runtimeLog = compileRuntimeLog(cx, r)) },
     metrics: { handle: (m) => (out.metrics = compileMetrics(cx, m)) },
@@ -112,7 +112,7 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
     proxy_url: { handle: (p) => { const a = singleArg(cx, p, "proxy_url <url>"); const v = a && decodeHttpUrl(cx, a, "proxy_url"); if (v) out.proxyUrl = v; } },
     tls: {
       handle: (t) =>
-        readBlock(cx, t, "tracing tls", {
+        readBareBlock(cx, t, "tracing tls", {
           ca_file: scalar.text(cx, "ca_file", (v) => (tls.caFile = v)),
           cert_file: scalar.text(cx, "cert_file", (v) => (tls.certFile = v)),
           key_file: scalar.text(cx, "key_file", (v) => (tls.keyFile = v)),
@@ -122,7 +122,7 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
     },
     retry: {
       handle: (r) =>
-        readBlock(cx, r, "tracing retry", {
+        readBareBlock(cx, r, "tracing retry", {
           enabled: scalar.bool(cx, "enabled", (v) => (retry.enabled = v)),
           initial_interval: scalar.duration(cx, "initial_interval", (v) => (retry.initialIntervalMs = v), { positive: true }),
           max_interval: scalar.duration(cx, "max_interval", (v) => (retry.maxIntervalMs = v), { positive: true }),

@@ -1,5 +1,5 @@
 import type { Arg, Directive } from "../../grammar/index.js";
-import { readBlock, scalar } from "../block-reader.js";
+import { readBareBlock, readBlock, scalar } from "../block-reader.js";
 import { spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { Backend, ChannelKind, Defaults, DeliverTarget, MatchCriteria, NamedSecret, Route, RouteMode, RoutePublish, SecretSource } from "../ir.js";
@@ -129,7 +129,7 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
         const state: { directive: Directive; path: string; tokens: SecretSource[] | null } = { directive: x, path: "", tokens: null };
         pull = state;
         const tokens: SecretSource[] = [];
-        readBlock(cx, x, "pull", {
+        readBareBlock(cx, x, "pull", {
           path: { handle: (p) => { const a = singleArgOf(cx, p, "path /name"); const v = a && decodePath(cx, a, "pull path"); if (v) state.path = v; } },
           auth: {
             repeatable: true,

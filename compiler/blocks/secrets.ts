@@ -1,6 +1,6 @@
 import type { Directive } from "../../grammar/index.js";
 import { directivesOf } from "../../grammar/index.js";
-import { readBlock, scalar } from "../block-reader.js";
+import { readBareBlock, readBlock, scalar } from "../block-reader.js";
 import { nameOf, spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { NamedSecret, RotatingSecret, SecretSource } from "../ir.js";
@@ -15,6 +15,7 @@ export function registerVars(cx: CompileContext, d: Directive | undefined): void
     cx.error(spanOf(d), "vars needs a block: vars { NAME value }");
     return;
   }
+  if (d.args.length > 0) cx.error(d.args[0].span, "vars takes no arguments before its block: vars { NAME value }");
   const seen = new Set<string>();
   for (const v of directivesOf(d.block.items)) {
     if (!v.name) continue;
@@ -38,7 +39,7 @@ export function compileSecrets(cx: CompileContext, d: Directive | undefined): Na
   const out: NamedSecret[] = [];
   if (!d) return out;
   const ids = new Set<string>();
-  readBlock(cx, d, "secrets", {
+  readBareBlock(cx, d, "secrets", {
     secret: {
       repeatable: true,
       handle: (s) => {

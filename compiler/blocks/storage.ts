@@ -1,5 +1,5 @@
 import type { Directive } from "../../grammar/index.js";
-import { readBlock, scalar, singleArg } from "../block-reader.js";
+import { readBareBlock, scalar, singleArg } from "../block-reader.js";
 import type { CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { QueueLimits, RetentionConfig } from "../ir.js";
@@ -9,7 +9,7 @@ import { decodeOneOf } from "../values.js";
 export function compileQueueLimits(cx: CompileContext, d: Directive | undefined): QueueLimits {
   const out = { maxDepth: DEFAULTS.maxDepth as number, dropPolicy: "reject" as QueueLimits["dropPolicy"] };
   if (!d) return out;
-  readBlock(cx, d, "queue_limits", {
+  readBareBlock(cx, d, "queue_limits", {
     max_depth: scalar.int(cx, "max_depth", 1, 1_000_000_000, (v) => (out.maxDepth = v)),
     drop_policy: {
       handle: (p) => {
@@ -36,20 +36,20 @@ export function compileRetention(cx: CompileContext, blocks: {
   const attempts = { ...r.attempts } as { maxAgeMs: number | null; maxRows: number | null };
   const maxAge = (set: (v: number | null) => void) => scalar.duration(cx, "max_age", (v) => set(v === 0 ? null : v), { allowOff: true });
   if (blocks.queue) {
-    readBlock(cx, blocks.queue, "queue_retention", {
+    readBareBlock(cx, blocks.queue, "queue_retention", {
       max_age: maxAge((v) => (queue.maxAgeMs = v)),
       prune_interval: scalar.duration(cx, "prune_interval", (v) => (queue.pruneIntervalMs = v!), { positive: true }),
     });
   }
-  if (blocks.delivered) readBlock(cx, blocks.delivered, "delivered_retention", { max_age: maxAge((v) => (delivered.maxAgeMs = v)) });
+  if (blocks.delivered) readBareBlock(cx, blocks.delivered, "delivered_retention", { max_age: maxAge((v) => (delivered.maxAgeMs = v)) });
   if (blocks.dlq) {
-    readBlock(cx, blocks.dlq, "dlq_retention", {
+    readBareBlock(cx, blocks.dlq, "dlq_retention", {
       max_age: maxAge((v) => (dlq.maxAgeMs = v)),
       max_depth: scalar.int(cx, "max_depth", 1, 1_000_000_000, (v) => (dlq.maxDepth = v)),
     });
   }
   if (blocks.attempts) {
-    readBlock(cx, blocks.attempts, "attempts_retention", {
+    readBareBlock(cx, blocks.attempts, "attempts_retention", {
       max_age: maxAge((v) => (attempts.maxAgeMs = v)),
       max_rows: scalar.int(cx, "max_rows", 1, 1_000_000_000, (v) => (attempts.maxRows = v)),
     });
