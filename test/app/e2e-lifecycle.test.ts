@@ -1,6 +1,6 @@
 // End to end lifecycle of the built `spool run`: hot reload by --watch and SIGHUP (valid, invalid
 // and restart-only edits), SIGTERM with open long polls, and durability across SIGKILL.
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -20,7 +20,6 @@ test("--watch applies a valid edit (rename-write), keeps serving on an invalid o
   const dir = join(temp.path, "watch");
   const ports = await freePorts();
   const u = urls(ports);
-  const { mkdirSync } = await import("node:fs");
   mkdirSync(dir);
   const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
   const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db"), "--watch"]);
@@ -49,23 +48,30 @@ test("--watch applies a valid edit (rename-write), keeps serving on an invalid o
   }
 });
 
-test("SIGHUP re-reads an unchanged Spoolfile: a rotated file: token takes effect", async () => {
-  const dir = join(temp.path, "hup-secret");
-  const { mkdirSync } = await import("node:fs");
+/** `spool run --pid-file` in a fresh directory on `routes(dir)`, once healthy and its pid file written. */
+async function startWithPidFile(name: string, routes: (dir: string) => string) {
+  const dir = join(temp.path, name);
   mkdirSync(dir);
   const ports = await freePorts();
   const u = urls(ports);
-  const tokenFile = join(dir, "ingress-token");
-  writeFileSync(tokenFile, "token-a\n");
-  const config = writeSpoolfile(dir, spoolfileText(ports, `/hooks/s { auth token file:${tokenFile}; pull { path /s } }`));
+  const config = writeSpoolfile(dir, spoolfileText(ports, routes(dir)));
   const pidFile = join(dir, "spool.pid");
   const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db"), "--pid-file", pidFile]);
+  await waitHealthy(proc, u.admin);
+  await eventually(() => (existsSync(pidFile) ? true : undefined), 5_000, "pid file");
+  return { dir, ports, u, config, pidFile, proc };
+}
+
+test("SIGHUP re-reads an unchanged Spoolfile: a rotated file: token takes effect", async () => {
+  const tokenFile = (dir: string) => join(dir, "ingress-token");
+  const { u, proc, dir } = await startWithPidFile("hup-secret", (dir) => {
+    writeFileSync(tokenFile(dir), "token-a\n");
+    return `/hooks/s { auth token file:${tokenFile(dir)}; pull { path /s } }`;
+  });
   const post = (token: string) => call(`${u.ingress}/hooks/s`, { headers: { authorization: `Bearer ${token}` }, body: "x" }).then((r) => r.status);
   try {
-    await waitHealthy(proc, u.admin);
-    await eventually(() => (existsSync(pidFile) ? true : undefined), 5_000, "pid file");
     assert.equal([await post("token-a"), await post("token-b")], [202, 401]);
-    writeFileSync(tokenFile, "token-b\n");
+    writeFileSync(tokenFile(dir), "token-b\n");
     process.kill(proc.child.pid!, "SIGHUP");
     await eventually(async () => ((await post("token-b")) === 202 ? true : undefined), 5_000, "the rotated token after SIGHUP");
     assert.is(await post("token-a"), 401, "the old token no longer passes");
@@ -76,17 +82,8 @@ test("SIGHUP re-reads an unchanged Spoolfile: a rotated file: token takes effect
 });
 
 test("SIGHUP with --pid-file reloads routes and the pull_api rate limit; the pid file holds the pid once healthy and is removed on exit", async () => {
-  const dir = join(temp.path, "hup");
-  const { mkdirSync } = await import("node:fs");
-  mkdirSync(dir);
-  const ports = await freePorts();
-  const u = urls(ports);
-  const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
-  const pidFile = join(dir, "spool.pid");
-  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db"), "--pid-file", pidFile]);
+  const { ports, u, config, pidFile, proc } = await startWithPidFile("hup", () => ROUTE_A);
   try {
-    await waitHealthy(proc, u.admin);
-    await eventually(() => (existsSync(pidFile) ? true : undefined), 5_000, "pid file");
     assert.is(Number(readFileSync(pidFile, "utf8").trim()), proc.child.pid);
 
     writeFileSync(config, spoolfileText(ports, `${ROUTE_A}\n${ROUTE_B}`, { pullExtra: "; rate_limit { rps 0.01; burst 1 }" }));
@@ -112,7 +109,6 @@ test("SIGHUP with --pid-file reloads routes and the pull_api rate limit; the pid
 
 test("SIGTERM answers open long polls at once with empty items and the process exits", async () => {
   const dir = join(temp.path, "term");
-  const { mkdirSync } = await import("node:fs");
   mkdirSync(dir);
   const ports = await freePorts();
   const u = urls(ports);
@@ -135,7 +131,6 @@ test("SIGTERM answers open long polls at once with empty items and the process e
 
 test("durability: every 202 of 100 concurrent requests is dequeuable after SIGKILL and restart", async () => {
   const dir = join(temp.path, "kill");
-  const { mkdirSync } = await import("node:fs");
   mkdirSync(dir);
   const ports = await freePorts();
   const u = urls(ports);
@@ -171,7 +166,6 @@ test("durability: every 202 of 100 concurrent requests is dequeuable after SIGKI
 
 test("queue_full on ingress is 503 with Retry-After; the memory backend reports store diagnostics", async () => {
   const dir = join(temp.path, "full");
-  const { mkdirSync } = await import("node:fs");
   mkdirSync(dir);
   const ports = await freePorts();
   const u = urls(ports);
