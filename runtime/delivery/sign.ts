@@ -57,18 +57,12 @@ export class NoValidSecretError extends Error {
 /** How old a `file:` secret's last read may be before the signer reads the file again. */
 export const FILE_SECRET_REFRESH_MS = 60_000;
 
-export interface SignerOptions {
-  /** Reads a secret file (default: the file system, UTF-8). */
-  readFile?: (path: string) => string;
-}
-
 export const defaultSignatureHeader = "X-Spool-Signature";
 export const defaultTimestampHeader = "X-Spool-Timestamp";
 
-export function createSigner(config: SigningConfig, options: SignerOptions = {}): Signer {
+export function createSigner(config: SigningConfig): Signer {
   if (config.secrets.length === 0) throw new Error("signing needs at least one secret");
   const selection = config.selection ?? "newest_valid";
-  const readFile = options.readFile ?? ((path: string) => readFileSync(path, "utf8"));
   // Decoded here: a malformed key is a configuration error the caller sees at build time.
   const decode = config.mode === "standard_webhooks" ? decodeStandardWebhooksSecret : (value: string) => Buffer.from(value);
   const live = new Map(config.secrets.map((secret) => [secret, { value: secret.value, key: decode(secret.value), readAtMs: Number.NEGATIVE_INFINITY }]));
@@ -81,7 +75,7 @@ export function createSigner(config: SigningConfig, options: SignerOptions = {})
     if (nowMs - state.readAtMs < FILE_SECRET_REFRESH_MS) return state;
     state.readAtMs = nowMs;
     try {
-      const value = readFile(secret.file).trim();
+      const value = readFileSync(secret.file, "utf8").trim();
       if (value !== "" && value !== state.value) Object.assign(state, { key: decode(value), value });
     } catch {
       // An unreadable file or a malformed key keeps the last good value signing; so does an emptied file.
