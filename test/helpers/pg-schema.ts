@@ -1,9 +1,11 @@
-// Fresh PostgreSQL schemas for tests: unique names per process, dropped together at the end.
+// Fresh PostgreSQL schemas for tests: unique names per process, dropped together at the end, and
+// one connection for the suite's own queries (closed with the schemas).
 import postgres from "postgres";
 
 export class PgSchemas {
   private readonly created: string[] = [];
   private counter = 0;
+  private adminSql: postgres.Sql | undefined;
 
   constructor(
     readonly dsn: string,
@@ -17,8 +19,14 @@ export class PgSchemas {
     return name;
   }
 
+  /** A connection for the suite's own queries (EXPLAIN, pg_stat_activity, pg_terminate_backend); dropAll closes it. */
+  get admin(): postgres.Sql {
+    return (this.adminSql ??= postgres(this.dsn, { max: 2, onnotice: () => {} }));
+  }
+
   async dropAll(): Promise<void> {
-    const sql = postgres(this.dsn, { max: 1, onnotice: () => {} });
+    const sql = this.admin;
+    this.adminSql = undefined;
     try {
       for (const name of this.created) await sql.unsafe(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
     } finally {

@@ -2,7 +2,6 @@
 // "Decisions"): acks, nacks and attempt records run on the store's deferred pool, whose sessions have
 // synchronous_commit=off; enqueue, dequeue, extend and repairs run on the main pool, with the server's
 // setting. The sessions are told apart by application_name, and what each ran by pg_stat_activity.
-import postgres from "postgres";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { TestClock } from "../../runtime/clock.js";
@@ -18,7 +17,7 @@ if (!dsn) {
   suite("postgres: commit durability (skipped)").run();
 } else {
   const schemas = new PgSchemas(dsn, "spool_durability");
-  const admin = postgres(dsn, { max: 1, onnotice: () => {} });
+  const admin = schemas.admin;
   const test = suite("postgres: commit durability");
 
   test("the deferred pool's sessions run with synchronous_commit=off in the store's schema", async () => {
@@ -68,9 +67,6 @@ if (!dsn) {
     }
   });
 
-  test.after(async () => {
-    await admin.end({ timeout: 1 });
-    await schemas.dropAll();
-  });
+  test.after(() => schemas.dropAll());
   test.run();
 }

@@ -2,7 +2,6 @@
 // instances comes back by itself (a long poll on one instance still wakes on another's enqueue), and
 // after every session of the store is killed, the call that was in flight fails with a clear
 // `unavailable` StoreError, nothing stored is lost or half-changed, and the same store serves again.
-import postgres from "postgres";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { TestClock } from "../../runtime/clock.js";
@@ -27,7 +26,7 @@ if (!dsn) {
   // A TestClock everywhere: a long poll can then only wake through NOTIFY or a re-established LISTEN.
   const open = (schema: string) =>
     openStore({ backend: "postgres", postgresDsn: dsn, postgresSchema: schema, postgresPoolSize: 4 }, { clock: new TestClock() });
-  const admin = postgres(dsn, { max: 2, onnotice: () => {} });
+  const admin = schemas.admin;
 
   /** Pids of the store sessions of `schema` that LISTEN for wake-ups (one per open store). */
   const listenerPids = async (schema: string): Promise<number[]> =>
@@ -155,9 +154,6 @@ if (!dsn) {
     }
   });
 
-  test.after(async () => {
-    await admin.end({ timeout: 5 });
-    await schemas.dropAll();
-  });
+  test.after(() => schemas.dropAll());
   test.run();
 }

@@ -4,7 +4,6 @@
 // its last full batch, and what becomes ready below that floor is still found (an expired lease at
 // once, anything else within a second, or as soon as the bounded scan comes back empty); ack, nack
 // and extend find their leases by lease id alone, whatever the planner's statistics say.
-import postgres from "postgres";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { TestClock } from "../../runtime/clock.js";
@@ -21,7 +20,7 @@ if (!dsn) {
   suite("postgres: lease scans (skipped)").run();
 } else {
   const schemas = new PgSchemas(dsn, "spool_lease_scan");
-  const admin = postgres(dsn, { max: 1, onnotice: () => {} });
+  const admin = schemas.admin;
   const test = suite("postgres: lease scans");
   const T0 = 1_800_000_000_000;
 
@@ -117,9 +116,6 @@ if (!dsn) {
     }
   });
 
-  test.after(async () => {
-    await admin.end({ timeout: 1 });
-    await schemas.dropAll();
-  });
+  test.after(() => schemas.dropAll());
   test.run();
 }
