@@ -94,6 +94,8 @@ async function main(): Promise<void> {
 
 /** Drains spool's Pull API, then the reference's, with the same client, and prints both. */
 async function compareDrain(spool: PullServer, reference: PullServer): Promise<void> {
+  // A progress line on stderr, so a profiler can attach to the right process for the drain alone.
+  console.error(`draining spool (pid ${spool.pid})`);
   const drained = await withCpuPerUnit(spool.pid, () => drainPullApi(spool.pull), (result) => result.messages);
   const refDrained = await withCpuPerUnit(reference.pid, () => drainPullApi(reference.pull), (result) => result.messages);
   console.log(

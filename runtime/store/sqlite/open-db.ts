@@ -32,6 +32,9 @@ export function openSqliteDb(path: string, busyTimeoutMs: number, nowMs: number)
     // auto-checkpoint lets pages rewritten by consecutive dequeues/acks be copied back once, not each time.
     db.pragma("cache_size = -65536");
     db.pragma("wal_autocheckpoint = 10000");
+    // Savepoint (statement) journals in memory: a group write's journal spilled past 64 KiB to a
+    // temp file otherwise, an open, unlink and pwrite per page on every lease group (drain +20–25%).
+    db.pragma("temp_store = MEMORY");
     migrate(db, path, nowMs);
     return db;
   } catch (error) {
