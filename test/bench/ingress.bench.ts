@@ -132,6 +132,7 @@ async function drainPostgres(dir: string, children: ChildProcess[]): Promise<voi
     const onPostgres = await startSpoolOn(dir, "postgres", children, schema);
     const pgLoaded = await load(`${onPostgres.ingress}/hooks/bench`, PART === "drain" ? DRAIN_CAP : undefined);
     console.log(`ingress spool run (PostgreSQL):                                     ${fmt(pgLoaded.rps)} req/s, p99 ${pgLoaded.p99Ms} ms, non-2xx ${pgLoaded.non2xx}`);
+    console.error(`draining spool on PostgreSQL (pid ${onPostgres.pid})`);
     const pgDrained = await withCpuPerUnit(onPostgres.pid, () => drainPullApi(onPostgres.pull), (result) => result.messages);
     console.log(
       `drain spool Pull API on PostgreSQL (4 workers, batch 32):  ${fmt(pgDrained.perSecond)} msg/s over ${pgDrained.messages} messages (target ≥ 8000: ${verdict(pgDrained.perSecond >= 8_000)})` +
