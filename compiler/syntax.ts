@@ -41,9 +41,18 @@ const DURATION_UNIT_MS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3,
 const DURATION_PART = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/y;
 
 /**
+ * The longest duration Spool accepts: 100 years (36500d). Any clock time plus it is still a valid
+ * date (RFC 3339 in every answer); far longer ones (`2500000000h`) made lease and retry times no
+ * Date can hold.
+ */
+export const MAX_DURATION_MS = 36_500 * 86_400_000;
+export const MAX_DURATION_TEXT = "36500d";
+
+/**
  * "250ms", "30s", "5m", "1h30m", "7d" (and "0") → milliseconds, or undefined when the text is not a
- * duration. The one duration grammar of Spool: Spoolfile values and API request fields (`lease_ttl`,
- * `max_wait`, `delay`, `window`) are read by this function. Negative values are not durations.
+ * duration or is longer than MAX_DURATION_MS. The one duration grammar of Spool: Spoolfile values and
+ * API request fields (`lease_ttl`, `max_wait`, `delay`, `window`) are read by this function.
+ * Negative values are not durations.
  */
 export function parseDurationMs(text: string): number | undefined {
   if (text === "0") return 0;
@@ -57,7 +66,7 @@ export function parseDurationMs(text: string): number | undefined {
     totalMs += Number(match[1]) * DURATION_UNIT_MS[match[2]];
   }
   const rounded = Math.round(totalMs);
-  return Number.isSafeInteger(rounded) ? rounded : undefined;
+  return rounded <= MAX_DURATION_MS ? rounded : undefined;
 }
 
 /** A Standard Webhooks signing key is base64, optionally prefixed `whsec_`: its base64 part, or undefined. */

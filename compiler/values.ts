@@ -3,7 +3,7 @@ import type { Arg, Directive } from "../grammar/index.js";
 import type { CompileContext } from "./context.js";
 import { nameOf, spanOf } from "./context.js";
 import { DEFAULTS } from "./defaults.js";
-import { headerValueProblem, isHttpToken, isValidLabel, parseDurationMs } from "./syntax.js";
+import { headerValueProblem, isHttpToken, isValidLabel, MAX_DURATION_TEXT, parseDurationMs } from "./syntax.js";
 import type { ListenAddress, SecretSource } from "./ir.js";
 
 // Argument decoders. Each returns the decoded value, or undefined after reporting a diagnostic at
@@ -38,7 +38,7 @@ export function decodeDuration(cx: CompileContext, arg: Arg, what: string, opts:
     return 0;
   }
   const ms = parseDurationMs(text);
-  if (ms === undefined) return cx.error(arg.span, `${what}: expected a duration like 250ms, 30s, 5m, 2h or 7d, got ${got(arg)}`);
+  if (ms === undefined) return cx.error(arg.span, `${what}: expected a duration like 250ms, 30s, 5m, 2h or 7d (at most ${MAX_DURATION_TEXT}), got ${got(arg)}`);
   if (opts.positive && ms <= 0) return cx.error(arg.span, `${what}: expected a positive duration, got ${got(arg)}`);
   return ms;
 }

@@ -9,6 +9,17 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/**
+ * The longest delay setTimeout takes (2^31 − 1 ms, 24.8 days). Node fires a longer one after 1 ms
+ * with a TimeoutOverflowWarning, which turned a 30-day nack delay into a busy loop of wake-ups.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A timeout's delay as setTimeout can hold it: longer ones wait the longest it can (24.8 days). */
+export function timerDelayMs(ms: number): number {
+  return Math.min(Math.max(0, ms), MAX_TIMER_MS);
+}
+
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("The operation was aborted", "AbortError");
 }
@@ -22,10 +33,18 @@ export const systemClock: Clock = {
         clearTimeout(timer);
         reject(abortReason(signal!));
       };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      }, Math.max(0, ms));
+      // Past MAX_TIMER_MS the sleep goes on in steps setTimeout can hold.
+      const wakeAtMs = Date.now() + Math.max(0, ms);
+      const step = () => {
+        const leftMs = wakeAtMs - Date.now();
+        if (leftMs > MAX_TIMER_MS) return void (timer = setTimeout(step, MAX_TIMER_MS));
+        timer = setTimeout(() => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        }, Math.max(0, leftMs));
+      };
+      let timer: NodeJS.Timeout;
+      step();
       signal?.addEventListener("abort", onAbort, { once: true });
     });
   },

@@ -2,7 +2,7 @@
 // "Backlog analytics", clarification 36): one place decides what a valid route, limit, state or
 // RFC 3339 instant is, so reads and mutations agree.
 import { apiError, type ErrorCode } from "../errors.js";
-import { parseDurationMs } from "../../compiler/index.js";
+import { MAX_DURATION_TEXT, parseDurationMs } from "../../compiler/index.js";
 import { MAX_LIST_LIMIT, MESSAGE_STATES, type MessageState } from "../store/store.js";
 
 export const DEFAULT_LIST_LIMIT = 100;
@@ -111,7 +111,7 @@ export class QueryReader {
     const value = this.params.get(name);
     if (value === null) return undefined;
     const ms = parseDurationMs(value);
-    if (ms === undefined) throw invalidQuery(`${name} must be a duration such as 5m or 1h, got ${JSON.stringify(value)}`);
+    if (ms === undefined) throw invalidQuery(`${name} must be a duration such as 5m or 1h (at most ${MAX_DURATION_TEXT}), got ${JSON.stringify(value)}`);
     return ms;
   }
 }

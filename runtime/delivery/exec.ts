@@ -2,6 +2,7 @@
 // clarification 51; reference-behaviour §2 row 8). Process hygiene is the point of this file: the
 // program leads its own process group so a timeout kills it and everything it spawned, its output is
 // read continuously but kept bounded, and lingering pipes never hold the worker.
+import { timerDelayMs } from "../clock.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import type { AttemptResult } from "./classify.js";
 
@@ -137,11 +138,11 @@ export function deliverExec(input: ExecInput): Promise<ExecResult> {
         timedOut = true;
         if (killGraceMs > 0) {
           killGroup("SIGTERM");
-          timers.push(setTimeout(() => killGroup("SIGKILL"), killGraceMs));
+          timers.push(setTimeout(() => killGroup("SIGKILL"), timerDelayMs(killGraceMs)));
         } else {
           killGroup("SIGKILL");
         }
-      }, input.timeoutMs),
+      }, timerDelayMs(input.timeoutMs)),
     );
 
     child.on("exit", (exitCode, exitSignal) => {

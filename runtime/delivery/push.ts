@@ -1,6 +1,7 @@
 // One HTTP push delivery attempt (DECISIONS "Push and exec"; clarification 49; reference-behaviour §2 row 6).
 // Returns the attempt's outcome as a value; throws only when the caller's signal aborts (shutdown),
 // in which case nothing is settled and the lease runs out on its own.
+import { timerDelayMs } from "../clock.js";
 import { EventEmitter } from "node:events";
 import { request, type Dispatcher } from "undici";
 import { DEFAULTS } from "../../compiler/defaults.js";
@@ -82,7 +83,7 @@ export async function deliverHttp(input: PushInput): Promise<PushResult> {
   const timer = setTimeout(() => {
     abort.timedOut = true;
     abort.abort(new DOMException(`timeout after ${input.timeoutMs} ms`, "TimeoutError"));
-  }, input.timeoutMs);
+  }, timerDelayMs(input.timeoutMs));
   const onAbort = () => abort.abort(input.signal!.reason);
   input.signal?.addEventListener("abort", onAbort, { once: true });
   try {

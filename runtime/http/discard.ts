@@ -2,6 +2,7 @@
 // bound. Closing a connection while the client is still sending makes the kernel answer with a TCP
 // reset, which can destroy an error reply the client has not read yet (EPIPE/ECONNRESET instead of
 // the 413); RFC 9112 §9.6 asks for this staged close instead.
+import { timerDelayMs } from "../clock.js";
 import type { IncomingMessage } from "node:http";
 
 export interface DiscardLimits {
@@ -46,7 +47,7 @@ export function discardRequestBody(req: IncomingMessage, limits: DiscardLimits):
     };
     const onEnd = () => finish(true);
     const onGone = () => finish(req.complete);
-    const timer = setTimeout(() => finish(false), limits.maxMs);
+    const timer = setTimeout(() => finish(false), timerDelayMs(limits.maxMs));
     req.on("data", onData);
     req.on("end", onEnd);
     req.on("error", onGone);

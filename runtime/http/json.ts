@@ -2,7 +2,7 @@
 // unknown fields and trailing documents give 400). A schema is plain data, so each handler states
 // its body once and gets a typed value back.
 import { apiError, type ApiError } from "../errors.js";
-import { parseDurationMs } from "../../compiler/index.js";
+import { MAX_DURATION_TEXT, parseDurationMs } from "../../compiler/index.js";
 
 export type ScalarFieldType = "string" | "integer" | "boolean" | "string[]" | "duration" | "string_map";
 
@@ -104,7 +104,7 @@ function decodeField(value: unknown, spec: FieldSpec, path: string, itemIndex: n
     case "duration": {
       if (typeof value !== "string") throw wrong('a duration string such as "30s"');
       const ms = parseDurationMs(value);
-      if (ms === undefined) throw wrong(`a duration string such as "30s", got ${JSON.stringify(value)}`);
+      if (ms === undefined) throw wrong(`a duration string such as "30s" (at most ${MAX_DURATION_TEXT}), got ${JSON.stringify(value)}`);
       return ms;
     }
     case "string_map": {

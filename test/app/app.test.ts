@@ -8,6 +8,7 @@ import type { SpoolConfig } from "../../compiler/ir.js";
 import { createApp, type SpoolApp } from "../../runtime/app.js";
 import { openStore } from "../../runtime/store/open.js";
 import { StoreError, type Store } from "../../runtime/store/store.js";
+import { spoolExtensions } from "../../runtime/extensions.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 import { buildConfig, pullRoute, raw, route } from "./helpers/ir.js";
 import { bearer, call, pullCall } from "./helpers/http.js";
@@ -203,6 +204,39 @@ test("batch ack reports conflicts with the acked count; nack dead (counted by re
     const details = await call(`${s.admin}/healthz?details=1`, { method: "GET", headers: bearer("admin-token") });
     assert.equal(details.json.diagnostics.delivery.dead_by_reason, { max_retries: 0, no_retry: 0, policy_denied: 0, unspecified: 0, other: 2 }, "a worker's dead letters count by reason");
     assert.is(details.json.diagnostics.delivery.dead_total, 2);
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("durations past 36500d are 400 invalid_body; the longest allowed delay keeps the message listable and not ready", async () => {
+  const admin = spoolExtensions({ configPath: join(temp.path, "unused.Spoolfile"), compileOptions: {} }).admin;
+  const s = await run(basic(), { admin });
+  try {
+    assert.is((await call(`${s.ingress}/hooks/a`, { body: "x" })).status, 202);
+    const huge = '"2500000000h"';
+    for (const [op, body] of [
+      ["dequeue", `{"lease_ttl":${huge}}`],
+      ["dequeue", '{"max_wait":"9007199254740991ms"}'],
+      ["nack", `{"lease_id":"lease_x","delay":${huge}}`],
+      ["extend", `{"lease_id":"lease_x","lease_ttl":${huge}}`],
+    ]) {
+      const reply = await pullCall(`${s.pull}/a`, op, "pull-token", body);
+      assert.equal([reply.status, reply.json.code], [400, "invalid_body"], body);
+      assert.match(reply.json.detail, /at most 36500d/);
+    }
+    // Nothing was leased by the refused dequeue: the message is still there to take.
+    const [item] = (await pullCall(`${s.pull}/a`, "dequeue", "pull-token", { lease_ttl: "36500d" })).json.items;
+    assert.ok(item, "the message is dequeued after the refusals");
+    assert.is((await pullCall(`${s.pull}/a`, "nack", "pull-token", { lease_id: item.lease_id, delay: "36500d" })).status, 204);
+    const listed = await call(`${s.admin}/messages?route=/hooks/a`, { method: "GET", headers: bearer("admin-token") });
+    assert.is(listed.status, 200, listed.text);
+    const [view] = listed.json.items;
+    assert.is(view.state, "queued");
+    assert.ok(Date.parse(view.next_run_at) > Date.now() + 36_000 * 86_400_000, view.next_run_at);
+    assert.match(view.next_run_at, /^\d{4}-\d{2}-\d{2}T/, "RFC 3339 with a four-digit year");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal((await pullCall(`${s.pull}/a`, "dequeue", "pull-token", {})).json.items, [], "a delay past setTimeout's range is not ready early");
   } finally {
     await s.app.stop();
   }
