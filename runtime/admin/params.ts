@@ -9,13 +9,21 @@ export const DEFAULT_LIST_LIMIT = 100;
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|([+-])(\d{2}):(\d{2}))$/;
 
+/** Date.UTC without its mapping of years 0–99 to 1900–1999 (`0000-01-01` is year 0, not 1900). */
+function utcMs(year: number, monthIndex: number, day: number, hour = 0, minute = 0, second = 0): number {
+  const date = new Date(0);
+  date.setUTCFullYear(year, monthIndex, day);
+  date.setUTCHours(hour, minute, second, 0);
+  return date.getTime();
+}
+
 /** Epoch ms of an RFC 3339 timestamp, or undefined when the text is not one (calendar-checked). */
 export function parseRfc3339Ms(text: string): number | undefined {
   const m = RFC3339.exec(text);
   if (!m) return undefined;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
   if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 60) return undefined;
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const daysInMonth = new Date(utcMs(year, month, 0)).getUTCDate();
   if (day < 1 || day > daysInMonth) return undefined;
   let offsetMin = 0;
   if (m[9] !== undefined) {
@@ -25,8 +33,8 @@ export function parseRfc3339Ms(text: string): number | undefined {
     offsetMin = (m[9] === "-" ? -1 : 1) * (oh * 60 + om);
   }
   const fractionMs = m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0;
-  const utcMs = Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59)) + fractionMs - offsetMin * 60_000;
-  return Number.isFinite(utcMs) ? utcMs : undefined;
+  const epochMs = utcMs(year, month - 1, day, hour, minute, Math.min(second, 59)) + fractionMs - offsetMin * 60_000;
+  return Number.isFinite(epochMs) ? epochMs : undefined;
 }
 
 export function formatRfc3339(epochMs: number): string {
