@@ -77,6 +77,10 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   // Node keeps the maxHeaderSize option as a property of the server and reads it for each new
   // connection's parser (lib/_http_server.js); it is not in the typings, hence this typed view.
   const parserOptions = server as unknown as { maxHeaderSize: number };
+  // No count limit on header lines: Node keeps only the first 2000 raw entries (1000 headers) by
+  // default and drops the rest silently, so a request's stored headers lost data and max_headers
+  // never saw the bytes past them. maxHeaderSize (parser) and max_headers (route) bound the size.
+  server.maxHeadersCount = 0;
   // headersTimeout must not exceed requestTimeout in Node; requestTimeout 0 means "off".
   server.headersTimeout = options.headersTimeoutMs;
 

@@ -439,6 +439,29 @@ test("a reload that raises max_headers lifts the HTTP parser's header limit too"
   }
 });
 
+test("every header line is stored and counted: 1,100 headers are kept, 2,000 over max_headers are 413", async () => {
+  const withLimit = buildConfig({
+    routes: [pullRoute("/hooks/a", "/a", { maxHeadersBytes: 64 * 1024 })],
+    patch: (c) => {
+      c.defaults = { ...c.defaults, maxHeadersBytes: 64 * 1024 };
+    },
+  });
+  const s = await run(withLimit);
+  const many = (count: number, value: string) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`x-h${String(i).padStart(4, "0")}`, value]));
+  try {
+    const kept = await call(`${s.ingress}/hooks/a`, { headers: many(1_100, "v"), body: "x" });
+    assert.is(kept.status, 202);
+    const [item] = (await pullCall(`${s.pull}/a`, "dequeue", "pull-token")).json.items;
+    assert.is(Object.keys(item.headers).filter((name) => name.startsWith("X-H") || name.startsWith("x-h")).length, 1_100, "no header line dropped");
+    // About 90 KB of header lines against max_headers 64 KB (under the parser's limit).
+    const over = await call(`${s.ingress}/hooks/a`, { headers: many(2_000, "v".repeat(36)), body: "x" });
+    assert.equal([over.status, over.json?.code], [413, "headers_too_large"]);
+    assert.equal((await pullCall(`${s.pull}/a`, "dequeue", "pull-token")).json.items, [], "nothing stored");
+  } finally {
+    await s.app.stop();
+  }
+});
+
 test("memory backend health details include store diagnostics", async () => {
   const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a")], backend: "memory" }));
   try {
