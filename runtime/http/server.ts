@@ -47,6 +47,8 @@ export interface SpoolHttpServer {
 
 export function createHttpServer(handler: RequestHandler, options: HttpServerOptions): SpoolHttpServer {
   let closing = false;
+  /** Each connection's latest request's response: a parser refusal waits for it (see clientError). */
+  const answering = new WeakMap<Socket, ServerResponse>();
   const shutdown = new AbortController();
   // Node checks the headers/request timeouts on this interval (default 30 s), which would let a
   // slow client hold a socket far beyond headersTimeoutMs.
@@ -60,6 +62,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       connectionsCheckingInterval,
     },
     (req, res) => {
+      answering.set(req.socket, res);
       // A connection that outlives close() must not carry another request.
       if (closing) res.setHeader("Connection", "close");
       let outcome: void | Promise<void>;
@@ -97,10 +100,21 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
           : [400, "Bad Request", "bad_request", "malformed HTTP request"];
     options.onClientError?.(status, code);
     const body = JSON.stringify({ code, detail });
-    socket.end(
-      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-    socket.destroySoon();
+    const refuse = () => {
+      if (!socket.writable || socket.destroyed) return;
+      socket.end(
+        `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      socket.destroySoon();
+    };
+    // Bytes that fail to parse after a complete request on the same connection (pipelined junk)
+    // must not cut off that request's answer: it may already be stored, and its client must get its
+    // 202 before the refusal of what followed.
+    const previous = answering.get(socket);
+    if (previous && !previous.writableFinished && !previous.destroyed) {
+      previous.once("finish", refuse);
+      previous.once("close", refuse);
+    } else refuse();
   });
 
   function answerFailure(error: unknown, req: IncomingMessage, res: ServerResponse): void {

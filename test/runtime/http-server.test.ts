@@ -167,6 +167,25 @@ server("JSON replies carry their exact UTF-8 bytes and Content-Length, ASCII-onl
   }
 });
 
+server("junk after a complete request on the same connection: the request is answered first, then the junk refused", async () => {
+  const bodies: string[] = [];
+  // The handler answers after a while, as a store commit does: the refusal must wait for it.
+  const listener = await start(async (req, res) => {
+    bodies.push((await readBody(req, { maxBytes: MiB })).toString());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    sendJson(res, 202, { status: "queued" });
+  });
+  try {
+    const socket = connect(listener.address.port, "127.0.0.1");
+    socket.write("POST /hook HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\nREPRO-GBGjunk\r\n\r\n");
+    const reply = await readAll(socket);
+    assert.equal(bodies, ["REPRO-GBG"]);
+    assert.match(reply, /^HTTP\/1\.1 202 [^]*"queued"[^]*HTTP\/1\.1 400 [^]*"bad_request"/);
+  } finally {
+    await listener.close(1_000);
+  }
+});
+
 server("a slowloris client that never finishes its headers is cut off by the headers timeout", async () => {
   let handled = 0;
   const listener = await start(
