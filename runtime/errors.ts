@@ -64,6 +64,10 @@ export const ERROR_STATUS = {
   // Spool: `auth forward` could not get an answer (timeout, network error, 5xx), so ingress fails
   // closed with 503 (reference-behaviour.md §7 item 11) under a code of its own.
   auth_unavailable: 503,
+
+  // Spool: an `Expect` header other than 100-continue (RFC 9110 §10.1.1), which Node answered with an
+  // empty 417 of its own.
+  expectation_failed: 417,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

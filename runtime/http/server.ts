@@ -1,7 +1,7 @@
 // node:http listeners with explicit timeouts, a catch-all for handler failures and graceful close.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, ServerResponse, type IncomingMessage, type Server } from "node:http";
 import type { Socket } from "node:net";
-import { toApiError } from "../errors.js";
+import { apiError, toApiError } from "../errors.js";
 import { parseListenAddress, type ListenAddress } from "./address.js";
 import { sendError } from "./respond.js";
 
@@ -60,9 +60,19 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       keepAliveTimeout: options.keepAliveTimeoutMs,
       maxHeaderSize: options.maxHeaderSize,
       connectionsCheckingInterval,
+      // Checked in the listener below, so the refusal is JSON like every other (Node's own 400 has no body).
+      requireHostHeader: false,
     },
-    (req, res) => {
+    listener,
+  );
+  function listener(req: IncomingMessage, res: ServerResponse): void {
       answering.set(req.socket, res);
+      if (req.httpVersion === "1.1" && req.headers.host === undefined) {
+        options.onClientError?.(400, "bad_request");
+        res.setHeader("Connection", "close");
+        sendError(res, apiError("bad_request", "an HTTP/1.1 request needs a Host header"));
+        return;
+      }
       // A connection that outlives close() must not carry another request.
       if (closing) res.setHeader("Connection", "close");
       let outcome: void | Promise<void>;
@@ -75,8 +85,23 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       if (outcome && typeof outcome.then === "function") {
         outcome.then(undefined, (error: unknown) => answerFailure(error, req, res));
       }
-    },
-  );
+  }
+  // An Expect other than 100-continue: 417 as Node would answer it, but with a JSON body.
+  server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
+    options.onClientError?.(417, "expectation_failed");
+    res.setHeader("Connection", "close");
+    sendError(res, apiError("expectation_failed", `unsupported Expect: ${String(req.headers.expect).slice(0, 100)}`));
+  });
+  // CONNECT never reaches the request listener (Node hands over the raw socket, and without this
+  // listener closes it unanswered). It goes through the same routing as any other method, on a
+  // response bound to the socket, so it gets the route's 405 with Allow, or 404.
+  server.on("connect", (req: IncomingMessage, socket: Socket) => {
+    const res = new ServerResponse(req);
+    res.assignSocket(socket);
+    res.setHeader("Connection", "close");
+    res.once("finish", () => socket.destroySoon());
+    listener(req, res);
+  });
   // Node keeps the maxHeaderSize option as a property of the server and reads it for each new
   // connection's parser (lib/_http_server.js); it is not in the typings, hence this typed view.
   const parserOptions = server as unknown as { maxHeaderSize: number };

@@ -186,6 +186,43 @@ server("junk after a complete request on the same connection: the request is ans
   }
 });
 
+server("Node's own refusals are JSON: no Host is 400, an unknown Expect 417, and CONNECT reaches the handler", async () => {
+  const methods: string[] = [];
+  const refusals: [number, string][] = [];
+  const listener = await start(
+    (req, res) => {
+      methods.push(req.method ?? "");
+      if (req.method !== "POST") return sendError(res, apiError("method_not_allowed", `${req.method} is not accepted here`, { headers: { Allow: "POST" } }));
+      sendEmpty(res, 204);
+    },
+    { ...baseOptions, onClientError: (status, code) => refusals.push([status, code]) },
+  );
+  const exchange = (text: string) => {
+    const socket = connect(listener.address.port, "127.0.0.1");
+    socket.write(text);
+    return readAll(socket);
+  };
+  const jsonOf = (reply: string) => JSON.parse(reply.slice(reply.indexOf("\r\n\r\n") + 4));
+  try {
+    const noHost = await exchange("POST /hook HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi");
+    assert.match(noHost, /^HTTP\/1\.1 400 /);
+    assert.is(jsonOf(noHost).code, "bad_request");
+    const expect = await exchange("POST /hook HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nContent-Length: 2\r\n\r\nhi");
+    assert.match(expect, /^HTTP\/1\.1 417 /);
+    assert.is(jsonOf(expect).code, "expectation_failed");
+    const tunnel = await exchange("CONNECT /hook HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert.match(tunnel, /^HTTP\/1\.1 405 [^]*Allow: POST/);
+    assert.is(jsonOf(tunnel).code, "method_not_allowed");
+    assert.equal(methods, ["CONNECT"], "only CONNECT reached the handler");
+    assert.equal(refusals, [[400, "bad_request"], [417, "expectation_failed"]]);
+    // 100-continue still works as before.
+    const cont = await exchange("POST /hook HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi");
+    assert.match(cont, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 204 /);
+  } finally {
+    await listener.close(1_000);
+  }
+});
+
 server("a slowloris client that never finishes its headers is cut off by the headers timeout", async () => {
   let handled = 0;
   const listener = await start(
