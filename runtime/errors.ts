@@ -68,6 +68,9 @@ export const ERROR_STATUS = {
   // Spool: an `Expect` header other than 100-continue (RFC 9110 §10.1.1), which Node answered with an
   // empty 417 of its own.
   expectation_failed: 417,
+
+  // Spool: a request still being received or handled when shutdown's deadline came (SIGTERM).
+  shutting_down: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -45,10 +45,15 @@ export interface SpoolHttpServer {
   listen(address: string | ListenAddress): Promise<HttpListener>;
 }
 
+/** How long the 503s written at the close deadline get to reach their clients. */
+const REPLY_GRACE_MS = 250;
+
 export function createHttpServer(handler: RequestHandler, options: HttpServerOptions): SpoolHttpServer {
   let closing = false;
   /** Each connection's latest request's response: a parser refusal waits for it (see clientError). */
   const answering = new WeakMap<Socket, ServerResponse>();
+  /** Responses not yet closed: close() tells them to close their connection, and answers 503 at the deadline. */
+  const inFlight = new Set<ServerResponse>();
   const shutdown = new AbortController();
   // Node checks the headers/request timeouts on this interval (default 30 s), which would let a
   // slow client hold a socket far beyond headersTimeoutMs.
@@ -67,6 +72,8 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   );
   function listener(req: IncomingMessage, res: ServerResponse): void {
       answering.set(req.socket, res);
+      inFlight.add(res);
+      res.once("close", () => inFlight.delete(res));
       if (req.httpVersion === "1.1" && req.headers.host === undefined) {
         options.onClientError?.(400, "bad_request");
         res.setHeader("Connection", "close");
@@ -174,6 +181,9 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
 
   async function close(deadlineMs: number): Promise<void> {
     closing = true;
+    // Replies not yet begun close their connection after them: none advertises keep-alive to a
+    // client whose next request would find the socket gone.
+    for (const res of inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
     shutdown.abort(new Error("server is shutting down"));
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
@@ -184,9 +194,26 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     const first = await Promise.race([closed.then(() => "closed" as const), deadline]);
     clearInterval(sweep);
     if (first === "deadline") {
+      await answerUnfinished();
       server.closeAllConnections();
       await closed;
     }
+  }
+
+  /**
+   * At the close deadline, a request still being received or handled gets 503 shutting_down rather
+   * than a connection closed without a word. Its unread body is drained meanwhile, so closing the
+   * socket does not answer with a TCP reset that could destroy the reply before the client reads it.
+   */
+  async function answerUnfinished(): Promise<void> {
+    const unanswered = [...inFlight].filter((res) => !res.headersSent && !res.destroyed);
+    const written = unanswered.map((res) => new Promise<void>((resolve) => {
+      res.once("close", resolve);
+      res.req.resume();
+      res.setHeader("Connection", "close");
+      sendError(res, apiError("shutting_down", "the server is shutting down; retry the request"));
+    }));
+    if (written.length > 0) await Promise.race([Promise.all(written), new Promise((resolve) => setTimeout(resolve, REPLY_GRACE_MS).unref())]);
   }
 
   return {

@@ -223,6 +223,36 @@ server("Node's own refusals are JSON: no Host is 400, an unknown Expect 417, and
   }
 });
 
+server("close: replies in flight say Connection: close, and a request still uploading at the deadline gets 503 shutting_down", async () => {
+  let release: () => void = () => {};
+  const listener = await start(async (req, res) => {
+    if (req.url === "/slow-reply") {
+      await new Promise<void>((resolve) => (release = resolve));
+      return sendEmpty(res, 204);
+    }
+    await readBody(req, { maxBytes: MiB });
+    sendEmpty(res, 204);
+  });
+  const port = listener.address.port;
+  const replying = connect(port, "127.0.0.1");
+  replying.write("GET /slow-reply HTTP/1.1\r\nHost: x\r\n\r\n");
+  const uploading = connect(port, "127.0.0.1");
+  uploading.write("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\nx");
+  const drip = setInterval(() => uploading.writable && uploading.write("x"), 100);
+  const replies = [readAll(replying), readAll(uploading)];
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const closed = listener.close(600);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  release();
+  const [slow, upload] = await Promise.all(replies);
+  clearInterval(drip);
+  await closed;
+  assert.match(slow, /^HTTP\/1\.1 204 [^]*Connection: close/i);
+  assert.not.match(slow, /keep-alive/i);
+  assert.match(upload, /^HTTP\/1\.1 503 /);
+  assert.is(JSON.parse(upload.slice(upload.indexOf("\r\n\r\n") + 4)).code, "shutting_down");
+});
+
 server("a slowloris client that never finishes its headers is cut off by the headers timeout", async () => {
   let handled = 0;
   const listener = await start(
@@ -332,18 +362,18 @@ server("graceful close closes idle keep-alive sockets without waiting for the de
   await closedSocket;
 });
 
-server("graceful close cuts connections still busy at the deadline", async () => {
+server("graceful close answers a handler still stuck at the deadline with 503 shutting_down and closes its connection", async () => {
   const listener = await start(() => {
     /* never answers: a stuck handler */
   });
   const port = listener.address.port;
   const pending = fetch(`http://127.0.0.1:${port}/stuck`).then(
-    () => "answered",
+    async (response) => [response.status, ((await response.json()) as { code: string }).code],
     () => "cut",
   );
   await new Promise((resolve) => setTimeout(resolve, 50));
   await listener.close(100);
-  assert.is(await pending, "cut");
+  assert.equal(await pending, [503, "shutting_down"]);
 });
 
 const address = suite("listen addresses");
