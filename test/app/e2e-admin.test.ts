@@ -349,6 +349,8 @@ const NOT_REACHABLE_BY_CONFIG: Readonly<Record<string, string>> = {
   store_unavailable: "a store outage, not a configuration",
   memory_pressure: "the memory store's guard is half the V8 heap; the Spoolfile has no knob for it",
   managed_resolver_missing: "Spool resolves managed endpoints from the compiled config, which is always there",
+  expectation_failed: "a request's Expect header, not a configuration (test/runtime/http-server.test.ts)",
+  shutting_down: "the close deadline of a shutdown, not a configuration (test/runtime/http-server.test.ts)",
 };
 
 /** `| code | status | meaning |` rows of the README's "API errors" table. */
