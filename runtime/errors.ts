@@ -69,7 +69,7 @@ export const ERROR_STATUS = {
   // empty 417 of its own.
   expectation_failed: 417,
 
-  // Spool: a request still being received or handled when shutdown's deadline came (SIGTERM).
+  // Spool: a request whose body was still arriving when shutdown's deadline came (SIGTERM).
   shutting_down: 503,
 } as const satisfies Record<string, number>;
 

@@ -71,27 +71,27 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     listener,
   );
   function listener(req: IncomingMessage, res: ServerResponse): void {
-      answering.set(req.socket, res);
-      inFlight.add(res);
-      res.once("close", () => inFlight.delete(res));
-      if (req.httpVersion === "1.1" && req.headers.host === undefined) {
-        options.onClientError?.(400, "bad_request");
-        res.setHeader("Connection", "close");
-        sendError(res, apiError("bad_request", "an HTTP/1.1 request needs a Host header"));
-        return;
-      }
-      // A connection that outlives close() must not carry another request.
-      if (closing) res.setHeader("Connection", "close");
-      let outcome: void | Promise<void>;
-      try {
-        outcome = handler(req, res);
-      } catch (error) {
-        answerFailure(error, req, res);
-        return;
-      }
-      if (outcome && typeof outcome.then === "function") {
-        outcome.then(undefined, (error: unknown) => answerFailure(error, req, res));
-      }
+    answering.set(req.socket, res);
+    inFlight.add(res);
+    res.once("close", () => inFlight.delete(res));
+    if (req.httpVersion === "1.1" && req.headers.host === undefined) {
+      options.onClientError?.(400, "bad_request");
+      res.setHeader("Connection", "close");
+      sendError(res, apiError("bad_request", "an HTTP/1.1 request needs a Host header"));
+      return;
+    }
+    // A connection that outlives close() must not carry another request.
+    if (closing) res.setHeader("Connection", "close");
+    let outcome: void | Promise<void>;
+    try {
+      outcome = handler(req, res);
+    } catch (error) {
+      answerFailure(error, req, res);
+      return;
+    }
+    if (outcome && typeof outcome.then === "function") {
+      outcome.then(undefined, (error: unknown) => answerFailure(error, req, res));
+    }
   }
   // An Expect other than 100-continue: 417 as Node would answer it, but with a JSON body.
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
@@ -201,12 +201,15 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   }
 
   /**
-   * At the close deadline, a request still being received or handled gets 503 shutting_down rather
-   * than a connection closed without a word. Its unread body is drained meanwhile, so closing the
-   * socket does not answer with a TCP reset that could destroy the reply before the client reads it.
+   * At the close deadline, a request still being received gets 503 shutting_down rather than a
+   * connection closed without a word (ingress then stores nothing of it, even if its body completes
+   * in the grace period). Its unread body is drained meanwhile, so closing the socket does not answer
+   * with a TCP reset that could destroy the reply before the client reads it.
    */
   async function answerUnfinished(): Promise<void> {
-    const unanswered = [...inFlight].filter((res) => !res.headersSent && !res.destroyed);
+    // Only requests whose body has not fully arrived: a complete one may be in the middle of its
+    // store write, and a 503 must never be the answer to a message that then gets stored.
+    const unanswered = [...inFlight].filter((res) => !res.headersSent && !res.destroyed && !res.req.complete);
     const written = unanswered.map((res) => new Promise<void>((resolve) => {
       res.once("close", resolve);
       res.req.resume();

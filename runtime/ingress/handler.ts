@@ -46,7 +46,7 @@ const refuse = (reason: string, error: ApiError) => new IngressRefusal(reason, e
 export function createIngressHandler(deps: IngressDeps) {
   return async function handleIngress(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     try {
-      const ids = await accept(req, path);
+      const ids = await accept(req, res, path);
       deps.metrics.ingress.accepted.inc();
       deps.metrics.ingress.enqueued.inc(ids.length);
       sendJsonText(res, 202, queuedReply(ids));
@@ -57,6 +57,8 @@ export function createIngressHandler(deps: IngressDeps) {
           : refuse("other", apiError("store_unavailable", "the message could not be stored", { surface: "ingress", headers: retryAfterHeader(5) }));
       if (!(thrown instanceof IngressRefusal)) deps.logger.error("ingress_failed", { path, error: thrown });
       recordIngressRejection(deps.metrics, refusal.reason, refusal.error.status);
+      // Answered already: shutdown's deadline came while the body was still arriving (http/server.ts).
+      if (res.headersSent) return;
       // A small unread body is read and dropped so the connection stays usable; a large or unknown
       // one gets the reply at once and a staged close (runtime/http/respond.ts).
       if (refusal.error.closeConnection && !req.complete && (await discardSmallBody(req))) {
@@ -66,7 +68,7 @@ export function createIngressHandler(deps: IngressDeps) {
     }
   };
 
-  async function accept(req: IncomingMessage, path: string): Promise<string[]> {
+  async function accept(req: IncomingMessage, res: ServerResponse, path: string): Promise<string[]> {
     const state = deps.state();
     const method = (req.method ?? "").toUpperCase();
     const url = req.url ?? "/";
@@ -132,6 +134,9 @@ export function createIngressHandler(deps: IngressDeps) {
         headers,
         trace,
       }));
+      // The server answered 503 shutting_down while this body was arriving: storing it now would keep
+      // a message whose sender was told it was not taken (clarification 58).
+      if (res.headersSent) throw refuse("shutting_down", apiError("shutting_down", "the server is shutting down", { surface: "ingress" }));
       try {
         await deps.store.enqueue(messages);
       } catch (error) {

@@ -8,6 +8,7 @@ import type { SpoolConfig } from "../../compiler/ir.js";
 import { createApp, type SpoolApp } from "../../runtime/app.js";
 import { openStore } from "../../runtime/store/open.js";
 import { StoreError, type Store } from "../../runtime/store/store.js";
+import { systemClock } from "../../runtime/clock.js";
 import { spoolExtensions } from "../../runtime/extensions.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 import { buildConfig, pullRoute, raw, route } from "./helpers/ir.js";
@@ -459,6 +460,28 @@ test("every header line is stored and counted: 1,100 headers are kept, 2,000 ove
     assert.equal((await pullCall(`${s.pull}/a`, "dequeue", "pull-token")).json.items, [], "nothing stored");
   } finally {
     await s.app.stop();
+  }
+});
+
+test("a webhook whose body is still arriving at the stop deadline gets 503 shutting_down and is not stored", async () => {
+  const dbPath = join(temp.path, `db-${counter + 1}.sqlite`);
+  const s = await run(basic());
+  const socket = connect(Number(new URL(s.ingress).port), "127.0.0.1");
+  let reply = "";
+  socket.on("data", (chunk) => (reply += chunk));
+  socket.on("error", () => undefined);
+  const closed = new Promise((resolve) => socket.on("close", resolve));
+  socket.write("POST /hooks/a HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await s.app.stop(300);
+  await closed;
+  assert.match(reply, /^HTTP\/1\.1 503 /);
+  assert.is(JSON.parse(reply.slice(reply.indexOf("\r\n\r\n") + 4)).code, "shutting_down");
+  const store = await openStore({ backend: "sqlite", sqlitePath: dbPath }, { clock: systemClock });
+  try {
+    assert.equal(await store.listMessages({ limit: 10 }), [], "nothing stored");
+  } finally {
+    await store.close();
   }
 });
 

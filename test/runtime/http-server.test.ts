@@ -362,18 +362,20 @@ server("graceful close closes idle keep-alive sockets without waiting for the de
   await closedSocket;
 });
 
-server("graceful close answers a handler still stuck at the deadline with 503 shutting_down and closes its connection", async () => {
+server("graceful close cuts connections whose complete request is still being handled at the deadline", async () => {
+  // Received whole, the request may be in the middle of its store write: a 503 could contradict
+  // what then gets stored, so it gets no answer (clarification 58: a request with no answer may or may not be stored).
   const listener = await start(() => {
     /* never answers: a stuck handler */
   });
   const port = listener.address.port;
   const pending = fetch(`http://127.0.0.1:${port}/stuck`).then(
-    async (response) => [response.status, ((await response.json()) as { code: string }).code],
+    () => "answered",
     () => "cut",
   );
   await new Promise((resolve) => setTimeout(resolve, 50));
   await listener.close(100);
-  assert.equal(await pending, [503, "shutting_down"]);
+  assert.is(await pending, "cut");
 });
 
 const address = suite("listen addresses");
