@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { errorAt, warningAt, type Arg, type Diagnostic, type Directive, type Span } from "../grammar/index.js";
 
@@ -12,6 +12,29 @@ export interface CompileOptions {
 }
 
 const PLACEHOLDER = /\{(?:\$([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?|env\.([A-Za-z_][A-Za-z0-9_]*)|vars\.([A-Za-z_][A-Za-z0-9_]*)|file\.([^}\s]+))\}/g;
+
+/** The largest file a `file:` secret or `{file.X}` placeholder may name. */
+export const MAX_SECRET_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Reads a `file:` secret or placeholder file: a regular file of at most MAX_SECRET_FILE_BYTES, or
+ * throws. Opened without blocking and checked before reading, so `/dev/zero` (endless) or a FIFO
+ * (waits for a writer forever) is refused instead of hanging the compile.
+ */
+export function readSecretFile(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new Error(`${path} is not a regular file`);
+    if (stat.size > MAX_SECRET_FILE_BYTES) throw new Error(`${path} is larger than ${MAX_SECRET_FILE_BYTES} bytes`);
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The longest value placeholders may expand to (a 1 MiB secret file fits). */
+const MAX_EXPANDED_CHARS = 2 * MAX_SECRET_FILE_BYTES;
 
 /** Collects diagnostics and resolves placeholders; handed to every block compiler. */
 export class CompileContext {
@@ -29,7 +52,7 @@ export class CompileContext {
     this.env = options.env ?? process.env;
     this.strictSecrets = options.strictSecrets ?? false;
     this.baseDir = dirname(resolve(file));
-    this.readFileImpl = options.readFile ?? ((path) => readFileSync(this.resolvePath(path), "utf8"));
+    this.readFileImpl = options.readFile ?? ((path) => readSecretFile(this.resolvePath(path)));
   }
 
   error(span: Span, message: string): undefined {
@@ -67,6 +90,17 @@ export class CompileContext {
   /** The argument's value with every placeholder resolved. */
   text(arg: Arg): string {
     if (!arg.value.includes("{")) return arg.value;
+    const expanded = this.expand(arg);
+    // Vars that repeat vars grow geometrically (16 copies, 8 levels deep is 68 GB): refused at the
+    // first value past the limit, with its position, instead of running out of memory.
+    if (expanded.length > MAX_EXPANDED_CHARS) {
+      this.error(arg.span, `the value is longer than ${MAX_EXPANDED_CHARS} characters once its placeholders are expanded`);
+      return "";
+    }
+    return expanded;
+  }
+
+  private expand(arg: Arg): string {
     return arg.value.replace(PLACEHOLDER, (whole, dollarName?: string, dollarDefault?: string, envName?: string, varName?: string, filePath?: string) => {
       if (dollarName !== undefined || envName !== undefined) {
         const name = (dollarName ?? envName)!;

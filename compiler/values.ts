@@ -105,7 +105,7 @@ export function decodeSecretSource(cx: CompileContext, arg: Arg, what: string): 
   if (ref === "") return cx.error(arg.span, `${what}: ${kind}: needs a ${kind === "env" ? "variable name" : kind === "file" ? "path" : "value"}`);
   if (kind === "raw") return { kind, ref, value: ref };
   if (kind === "env") {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(ref)) return cx.error(arg.span, `${what}: "${ref}" is not a valid environment variable name`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(ref)) return cx.error(arg.span, `${what}: ${JSON.stringify(ref.length > 64 ? `${ref.slice(0, 64)}…` : ref)} is not a valid environment variable name`);
     const value = cx.env[ref];
     if (value === undefined || value === "") cx.secretProblem(arg.span, `${what}: environment variable ${ref} is not set`);
     return { kind, ref, value: value === undefined || value === "" ? null : value };

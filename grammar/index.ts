@@ -39,7 +39,8 @@ export function parseSpoolfile(text: string, file = "Spoolfile"): ParseResult {
   for (const e of parser.errors) {
     diagnostics.push(errorAt(spanOfToken(e.token, file), e.message));
   }
-  diagnostics.push(...parser.diagnostics);
+  // A loop, not push(...): a spread of 130k+ diagnostics exceeds V8's argument limit.
+  for (const diagnostic of parser.diagnostics) diagnostics.push(diagnostic);
   return { tree: { file, items: items ?? [] }, diagnostics };
 }
 

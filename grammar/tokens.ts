@@ -11,9 +11,9 @@ const bareChar = String.raw`[^\s{}"#;]`;
 export const WhiteSpace = createToken({ name: "WhiteSpace", pattern: /[^\S\r\n]+/, group: "whitespace" });
 export const Newline = createToken({ name: "Newline", pattern: /\r\n|\r|\n/, line_breaks: true });
 export const Comment = createToken({ name: "Comment", pattern: /#[^\r\n]*/ });
-export const QuotedString = createToken({ name: "QuotedString", pattern: /"(?:[^"\\\r\n]|\\.)*"/ });
+export const QuotedString = createToken({ name: "QuotedString", pattern: /"(?:[^"\\\r\n]|\\[^\r\n])*"/ });
 /** A string that reaches the end of its line without a closing quote: reported, then read as a string. */
-export const UnterminatedString = createToken({ name: "UnterminatedString", pattern: /"(?:[^"\\\r\n]|\\.)*\\?/ });
+export const UnterminatedString = createToken({ name: "UnterminatedString", pattern: /"(?:[^"\\\r\n]|\\[^\r\n])*\\?/ });
 export const Word = createToken({ name: "Word", pattern: new RegExp(`(?:${placeholder}|${bareChar})+`) });
 export const LCurly = createToken({ name: "LCurly", pattern: /\{/ });
 export const RCurly = createToken({ name: "RCurly", pattern: /\}/ });

@@ -3,7 +3,7 @@
 // secret is read again when its last read is FILE_SECRET_REFRESH_MS old (reference-behaviour §2
 // row 7), so a rotated file takes effect without a reload.
 import { createHash, createHmac } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readSecretFile } from "../../compiler/context.js";
 import { standardWebhooksKeyBase64 } from "../../compiler/syntax.js";
 
 export interface SigningSecret {
@@ -75,7 +75,7 @@ export function createSigner(config: SigningConfig): Signer {
     if (nowMs - state.readAtMs < FILE_SECRET_REFRESH_MS) return state;
     state.readAtMs = nowMs;
     try {
-      const value = readFileSync(secret.file, "utf8").trim();
+      const value = readSecretFile(secret.file).trim();
       if (value !== "" && value !== state.value) Object.assign(state, { key: decode(value), value });
     } catch {
       // An unreadable file or a malformed key keeps the last good value signing; so does an emptied file.

@@ -1,3 +1,7 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { compileSpoolfile, type SpoolConfig } from "../../compiler/index.js";
@@ -112,6 +116,48 @@ values("the instance backend comes from the routes that name one, sqlite otherwi
 values("route matching order: a later route under an earlier route with a match is not shadowed", () => {
   assert.equal(errorsOf('pull_api { auth token raw:t }\n/a { match { header "X" "1" }; pull { path /a } }\n/a/b { pull { path /b } }'), []);
   assert.equal(errorsOf("pull_api { auth token raw:t }\n/a { pull { path /a } }\n/a-b { pull { path /b } }"), [], "segment-bounded: /a does not cover /a-b");
+});
+
+values("file: secrets and {file.X} refuse special files and oversized ones instead of hanging", () => {
+  const dir = mkdtempSync(join(tmpdir(), "spool-secret-files-"));
+  try {
+    const fifo = join(dir, "fifo");
+    execFileSync("mkfifo", [fifo]);
+    const big = join(dir, "big");
+    writeFileSync(big, Buffer.alloc(1024 * 1024 + 1, 97));
+    for (const path of ["/dev/zero", fifo, big]) {
+      const token = compileSpoolfile(`pull_api {\n  auth token file:${path}\n}\n`, join(dir, "Spoolfile"), { env: {} });
+      assert.equal(token.diagnostics.map((d) => [d.severity, d.span.line, d.message.includes("cannot read")]), [["warning", 2, true]], path);
+      const placeholder = compileSpoolfile(`vars {\n  K {file.${path}}\n}\n`, join(dir, "Spoolfile"), { env: {} });
+      assert.equal(placeholder.diagnostics.map((d) => [d.severity, d.span.line]), [["error", 2]], path);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+values("vars that repeat vars cannot expand without bound: a positioned error past 2 Mi characters", () => {
+  const names = "ABCDEFGHI";
+  const lines = ["vars {", "  A xxxxxxxxxxxxxxxx"];
+  for (let i = 1; i < names.length; i++) lines.push(`  ${names[i]} ${`{vars.${names[i - 1]}}`.repeat(16)}`);
+  lines.push("}", '/a {\n  deliver "https://example.com/{vars.I}"\n}');
+  const result = compileSpoolfile(lines.join("\n") + "\n", "Spoolfile", { env: {} });
+  const errors = result.diagnostics.filter((d) => d.severity === "error");
+  assert.equal(errors.map((d) => [d.span.line, d.message]), [[7, "the value is longer than 2097152 characters once its placeholders are expanded"]]);
+});
+
+values("a backslash before U+2028 or U+2029 inside a quoted string is kept literally, like any other", () => {
+  for (const separator of ["\u2028", "\u2029"]) {
+    const result = compileSpoolfile(`/a {\n  auth basic "u" "p\\${separator}"\n  deliver "https://example.com/a"\n}\n`, "Spoolfile", { env: {} });
+    assert.equal(result.diagnostics.filter((d) => d.severity === "error"), [], JSON.stringify(separator));
+  }
+});
+
+values("an env: name taken from a placeholder is quoted in the diagnostic, on one line", () => {
+  const result = compileSpoolfile("pull_api {\n  auth token env:{$V}\n}\n", "Spoolfile", { env: { V: "line1\nline2" } });
+  const [error] = result.diagnostics.filter((d) => d.severity === "error");
+  assert.ok(error && !error.message.includes("\n"), error?.message);
+  assert.match(error.message, /"line1\\nline2" is not a valid environment variable name/);
 });
 
 values.run();

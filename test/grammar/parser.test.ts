@@ -332,6 +332,12 @@ encoding("a truncated sequence, an overlong form, a surrogate and a code point p
   }
 });
 
+errors("150,000 stray braces are 150,000 positioned errors, not a stack overflow", () => {
+  const { diagnostics } = parseSpoolfile("}".repeat(150_000) + "\n", "Spoolfile");
+  assert.is(diagnostics.length, 150_000);
+  assert.equal([diagnostics[149_999].span.line, diagnostics[149_999].span.col], [1, 150_000]);
+});
+
 statements.run();
 tokens.run();
 strings.run();
