@@ -50,10 +50,11 @@ const REPLY_GRACE_MS = 250;
 
 export function createHttpServer(handler: RequestHandler, options: HttpServerOptions): SpoolHttpServer {
   let closing = false;
-  /** Each connection's latest request's response: a parser refusal waits for it (see clientError). */
-  const answering = new WeakMap<Socket, ServerResponse>();
-  /** Responses not yet closed: close() tells them to close their connection, and answers 503 at the deadline. */
-  const inFlight = new Set<ServerResponse>();
+  /**
+   * Each connection's latest response not yet closed: a parser refusal on that connection waits for
+   * it (clientError), and close() tells it to close its connection and answers 503 at the deadline.
+   */
+  const inFlight = new Map<Socket, ServerResponse>();
   const shutdown = new AbortController();
   // Node checks the headers/request timeouts on this interval (default 30 s), which would let a
   // slow client hold a socket far beyond headersTimeoutMs.
@@ -71,13 +72,12 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     listener,
   );
   function listener(req: IncomingMessage, res: ServerResponse): void {
-    answering.set(req.socket, res);
-    inFlight.add(res);
-    res.once("close", () => inFlight.delete(res));
+    const socket = req.socket;
+    inFlight.set(socket, res);
+    res.once("close", () => inFlight.get(socket) === res && inFlight.delete(socket));
     if (req.httpVersion === "1.1" && req.headers.host === undefined) {
       options.onClientError?.(400, "bad_request");
-      res.setHeader("Connection", "close");
-      sendError(res, apiError("bad_request", "an HTTP/1.1 request needs a Host header"));
+      sendError(res, apiError("bad_request", "an HTTP/1.1 request needs a Host header", { closeConnection: true }));
       return;
     }
     // A connection that outlives close() must not carry another request.
@@ -96,8 +96,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   // An Expect other than 100-continue: 417 as Node would answer it, but with a JSON body.
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
     options.onClientError?.(417, "expectation_failed");
-    res.setHeader("Connection", "close");
-    sendError(res, apiError("expectation_failed", `unsupported Expect: ${String(req.headers.expect).slice(0, 100)}`));
+    sendError(res, apiError("expectation_failed", `unsupported Expect: ${String(req.headers.expect).slice(0, 100)}`, { closeConnection: true }));
   });
   // CONNECT never reaches the request listener (Node hands over the raw socket, and without this
   // listener closes it unanswered). It goes through the same routing as any other method, on a
@@ -142,7 +141,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     // Bytes that fail to parse after a complete request on the same connection (pipelined junk)
     // must not cut off that request's answer: it may already be stored, and its client must get its
     // 202 before the refusal of what followed.
-    const previous = answering.get(socket);
+    const previous = inFlight.get(socket);
     if (previous && !previous.writableFinished && !previous.destroyed) {
       previous.once("finish", refuse);
       previous.once("close", refuse);
@@ -183,7 +182,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     closing = true;
     // Replies not yet begun close their connection after them: none advertises keep-alive to a
     // client whose next request would find the socket gone.
-    for (const res of inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
+    for (const res of inFlight.values()) if (!res.headersSent) res.setHeader("Connection", "close");
     shutdown.abort(new Error("server is shutting down"));
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
@@ -203,20 +202,20 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   /**
    * At the close deadline, a request still being received gets 503 shutting_down rather than a
    * connection closed without a word (ingress then stores nothing of it, even if its body completes
-   * in the grace period). Its unread body is drained meanwhile, so closing the socket does not answer
-   * with a TCP reset that could destroy the reply before the client reads it.
+   * in the grace period). The reply is a closing one (sendError's staged close drains the unread
+   * body), so the client reads it before the connection goes.
    */
   async function answerUnfinished(): Promise<void> {
     // Only requests whose body has not fully arrived: a complete one may be in the middle of its
     // store write, and a 503 must never be the answer to a message that then gets stored.
-    const unanswered = [...inFlight].filter((res) => !res.headersSent && !res.destroyed && !res.req.complete);
-    const written = unanswered.map((res) => new Promise<void>((resolve) => {
-      res.once("close", resolve);
-      res.req.resume();
-      res.setHeader("Connection", "close");
-      sendError(res, apiError("shutting_down", "the server is shutting down; retry the request"));
-    }));
-    if (written.length > 0) await Promise.race([Promise.all(written), new Promise((resolve) => setTimeout(resolve, REPLY_GRACE_MS).unref())]);
+    const unanswered = [...inFlight.values()].filter((res) => !res.headersSent && !res.destroyed && !res.req.complete);
+    if (unanswered.length === 0) return;
+    const written = unanswered.map((res) => {
+      const closed = new Promise((resolve) => res.once("close", resolve));
+      sendError(res, apiError("shutting_down", "the server is shutting down; retry the request", { closeConnection: true }));
+      return closed;
+    });
+    await Promise.race([Promise.all(written), new Promise((resolve) => setTimeout(resolve, REPLY_GRACE_MS).unref())]);
   }
 
   return {
