@@ -33,18 +33,14 @@ export const systemClock: Clock = {
         clearTimeout(timer);
         reject(abortReason(signal!));
       };
-      // Past MAX_TIMER_MS the sleep goes on in steps setTimeout can hold.
-      const wakeAtMs = Date.now() + Math.max(0, ms);
-      const step = () => {
-        const leftMs = wakeAtMs - Date.now();
-        if (leftMs > MAX_TIMER_MS) return void (timer = setTimeout(step, MAX_TIMER_MS));
-        timer = setTimeout(() => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        }, Math.max(0, leftMs));
+      const wake = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
       };
-      let timer: NodeJS.Timeout;
-      step();
+      // Past MAX_TIMER_MS the sleep goes on in steps setTimeout can hold.
+      const wait = (leftMs: number): NodeJS.Timeout =>
+        leftMs > MAX_TIMER_MS ? setTimeout(() => (timer = wait(leftMs - MAX_TIMER_MS)), MAX_TIMER_MS) : setTimeout(wake, leftMs);
+      let timer = wait(Math.max(0, ms));
       signal?.addEventListener("abort", onAbort, { once: true });
     });
   },
