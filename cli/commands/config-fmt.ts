@@ -10,8 +10,14 @@ export interface FmtFlags {
 }
 
 // DECISIONS.md "config fmt": stdout by default; --write rewrites atomically; --check prints nothing
-// and exits 1 when unformatted; a parse error exits 2 with --check, 1 otherwise.
+// and exits 1 when unformatted; a parse error exits 2 with --check, 1 otherwise. The two flags ask
+// opposite things (report only, or rewrite), so together they are a usage error (exit 2), not a
+// silent choice of one.
 export async function runConfigFmt(flags: FmtFlags, out: CommandOutput): Promise<number> {
+  if (flags.check && flags.write) {
+    out.stderr("spool: config fmt: --check and --write cannot be used together (--check only reports, --write rewrites)");
+    return 2;
+  }
   const parseFailureCode = flags.check ? 2 : 1;
   const read = await readConfigText(flags.config);
   if (!read.ok) {

@@ -57,6 +57,15 @@ cli("config fmt --write rewrites the file in place", () => {
   assert.is(readFileSync(messy, "utf8"), canonical);
 });
 
+cli("config fmt --check --write together is a usage error: exit 2, the file untouched", () => {
+  writeFileSync(messy, messyText);
+  const { code, stdout, stderr } = spool(["config", "fmt", "--check", "--write", "--config", messy]);
+  assert.is(code, 2);
+  assert.is(stdout, "");
+  assert.match(stderr, /--check and --write cannot be used together/);
+  assert.is(readFileSync(messy, "utf8"), messyText);
+});
+
 cli("config fmt --check and --write agree on a byte-order mark: --check exits 1 where --write would drop it", () => {
   const withBom = join(dir, "bom.spool");
   writeFileSync(withBom, "\ufeff" + canonical);
