@@ -4,9 +4,8 @@ import { spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { Defaults, DeliverTarget, NamedSecret, RotatingSecret, SignConfig } from "../ir.js";
 import { decodeHeaderName, decodeHeaderValue, decodeHttpUrl, decodeOneOf, decodeSecretSource, expectArgs, expectNoBlock } from "../values.js";
-import { standardWebhooksKeyBase64 } from "../syntax.js";
 import { compileRetry } from "./retry.js";
-import { plainSecret, resolveSecretRefs } from "./secrets.js";
+import { checkStandardWebhooksKeys, plainSecret, resolveSecretRefs } from "./secrets.js";
 
 const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -71,13 +70,13 @@ function compileSign(cx: CompileContext, s: Directive, sign: { mode: SignConfig[
     sign.mode = kind;
     if (s.args.length >= 2 && cx.text(s.args[1]) === "secret_ref") {
       sign.secrets = resolveSecretRefs(cx, s, 2, secrets, `sign ${kind}`);
-      if (kind === "standard_webhooks") checkStandardWebhooksKeys(cx, spanOf(s), sign.secrets);
+      if (kind === "standard_webhooks") checkStandardWebhooksKeys(cx, spanOf(s), sign.secrets, "sign standard_webhooks");
       return;
     }
     if (!expectArgs(cx, s, 2, 2, `sign ${kind} <source>`)) return;
     const source = decodeSecretSource(cx, s.args[1], `sign ${kind}`);
     if (source) sign.secrets = [plainSecret(source)];
-    if (source && kind === "standard_webhooks") checkStandardWebhooksKeys(cx, s.args[1].span, sign.secrets);
+    if (source && kind === "standard_webhooks") checkStandardWebhooksKeys(cx, s.args[1].span, sign.secrets, "sign standard_webhooks");
     return;
   }
   if (!expectArgs(cx, s, 2, 2, `sign ${kind} <value>`)) return;
@@ -92,14 +91,6 @@ function compileSign(cx: CompileContext, s: Directive, sign: { mode: SignConfig[
   else sign.timestampHeader = name;
 }
 
-/** A Standard Webhooks key that is not base64 is a config error where it is named (its value is not shown). */
-function checkStandardWebhooksKeys(cx: CompileContext, at: Span, keys: readonly RotatingSecret[]): void {
-  for (const { id, source } of keys) {
-    if (source.value === null || standardWebhooksKeyBase64(source.value) !== undefined) continue;
-    const named = id === null ? `${source.kind}:` + (source.kind === "raw" ? "" : source.ref) : `secret ${JSON.stringify(id)}`;
-    cx.error(at, `sign standard_webhooks: the key from ${named} is not base64 (optionally prefixed whsec_)`);
-  }
-}
 
 function compileExec(cx: CompileContext, d: Directive, defaults: Defaults): DeliverTarget | undefined {
   if (!expectArgs(cx, d, 2, Infinity, 'deliver exec "<program>" [args…] { … }')) return undefined;

@@ -4,7 +4,7 @@ import { spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { HmacProvider, NamedSecret, RotatingSecret, RouteAuth, SecretSource } from "../ir.js";
 import { decodeHeaderName, decodeHttpUrl, decodeOneOf, decodeSecretSource, expectArgs, singleArgOf } from "../values.js";
-import { plainSecret, resolveSecretRefs } from "./secrets.js";
+import { checkStandardWebhooksKeys, plainSecret, resolveSecretRefs } from "./secrets.js";
 
 const PROVIDERS = ["github", "gitea", "forgejo", "stripe", "cituro", "standard_webhooks"] as const;
 
@@ -113,6 +113,7 @@ export class RouteAuthBuilder {
     if (generic.secrets.length === 0) return cx.error(spanOf(d), "auth hmac: the block needs at least one secret or secret_ref");
     if (provider) {
       for (const x of headerOptions) cx.error(spanOf(x), `auth hmac: ${x.name!.value} cannot be combined with provider ${provider} (the preset fixes headers and tolerance)`);
+      if (provider === "standard_webhooks") checkStandardWebhooksKeys(cx, spanOf(d), generic.secrets, "auth hmac provider standard_webhooks");
       return { kind: "provider", provider, secrets: generic.secrets, toleranceMs: DEFAULTS.hmacToleranceMs };
     }
     return { kind: "hmac", ...generic };

@@ -4,6 +4,8 @@ import { readBareBlock, readBlock, scalar } from "../block-reader.js";
 import { nameOf, spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { NamedSecret, RotatingSecret, SecretSource } from "../ir.js";
+import type { Span } from "../../grammar/index.js";
+import { standardWebhooksKeyBase64 } from "../syntax.js";
 import { decodeSecretSource, decodeTimestamp, expectArgs, expectNoBlock, singleArgOf } from "../values.js";
 
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -92,4 +94,18 @@ export function resolveSecretRefs(cx: CompileContext, d: Directive, fromIndex: n
 
 export function plainSecret(source: SecretSource): RotatingSecret {
   return { id: null, source, validFromMs: null, validUntilMs: null };
+}
+
+/**
+ * Standard Webhooks keys (ingress `provider standard_webhooks`, push `sign standard_webhooks`) are
+ * base64, optionally prefixed `whsec_`; one that is not, or is empty (`whsec_` alone would be an
+ * empty HMAC key, which anyone can sign with), is a config error where it is named. The value itself
+ * is never shown. Sources that cannot be read now (value null) are reported elsewhere.
+ */
+export function checkStandardWebhooksKeys(cx: CompileContext, at: Span, keys: readonly RotatingSecret[], what: string): void {
+  for (const { id, source } of keys) {
+    if (source.value === null || standardWebhooksKeyBase64(source.value) !== undefined) continue;
+    const named = id === null ? `${source.kind}:` + (source.kind === "raw" ? "" : source.ref) : `secret ${JSON.stringify(id)}`;
+    cx.error(at, `${what}: the key from ${named} is empty or not base64 (optionally prefixed whsec_)`);
+  }
 }

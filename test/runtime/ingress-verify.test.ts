@@ -294,6 +294,23 @@ presets("standard_webhooks: v1,<base64> entries with a whsec_ secret", () => {
   assert.equal(verifyProvider("standard_webhooks", inbound({ "webhook-id": id }), options), { ok: false, reason: "missing_credentials" });
 });
 
+presets("standard_webhooks: a secret that is empty or not base64 after whsec_ verifies nothing", () => {
+  const id = "msg_empty_key";
+  const headers = (signature: string) => ({ "webhook-id": id, "webhook-timestamp": String(nowSeconds), "webhook-signature": signature });
+  // The signature anyone can make: HMAC with an empty key (what `whsec_` alone decodes to).
+  const emptyKeySignature = createHmac("sha256", Buffer.alloc(0)).update(`${id}.${nowSeconds}.${body}`).digest("base64");
+  for (const value of ["whsec_", "", "whsec_!!!notb64"]) {
+    const options = { secrets: [{ value }] };
+    assert.equal(verifyProvider("standard_webhooks", inbound(headers(`v1,${emptyKeySignature}`)), options), { ok: false, reason: "no_secret_valid" }, value);
+  }
+  // A broken secret beside a good one leaves the good one working.
+  const key = Buffer.alloc(24, 7);
+  const good = createHmac("sha256", key).update(`${id}.${nowSeconds}.${body}`).digest("base64");
+  const mixed = { secrets: [{ value: "whsec_" }, { value: `whsec_${key.toString("base64")}` }] };
+  assert.equal(verifyProvider("standard_webhooks", inbound(headers(`v1,${emptyKeySignature}`)), mixed), { ok: false, reason: "invalid_credentials" });
+  assert.equal(verifyProvider("standard_webhooks", inbound(headers(`v1,${good}`)), mixed), { ok: true });
+});
+
 presets("preset rotation uses the secret valid at the signature's time", () => {
   const t = nowSeconds - 10;
   const secrets = [
