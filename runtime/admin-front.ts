@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { apiError } from "./errors.js";
 import type { HealthEndpoint } from "./health/http.js";
-import { verifyBearerToken } from "./ingress/verify/index.js";
+import { BEARER_CHALLENGE, verifyBearerToken } from "./ingress/verify/index.js";
 
 /** The Admin API's routes; resolves false when it does not handle the path (then 404 not_found). */
 export type AdminRouteHandler = (req: IncomingMessage, res: ServerResponse, pathWithoutPrefix: string) => Promise<boolean>;
@@ -21,7 +21,7 @@ export function createAdminFront(deps: AdminFrontDeps) {
     if (!deps.health.isBareProbe(req, path)) {
       const tokens = deps.tokens();
       if (tokens.length > 0 && !verifyBearerToken(req.headers, tokens).ok) {
-        throw apiError("unauthorized", "missing or invalid admin token", { closeConnection: hasBody(req) });
+        throw apiError("unauthorized", "missing or invalid admin token", { headers: { "WWW-Authenticate": BEARER_CHALLENGE }, closeConnection: hasBody(req) });
       }
     }
     if (await deps.health.handle(req, res, path)) return;

@@ -7,7 +7,7 @@ import { readBody } from "../http/body.js";
 import { parseStrictJson, type BodySchema } from "../http/json.js";
 import { sendEmpty, sendJson, sendJsonText } from "../http/respond.js";
 import { matchesAny, secretDigest } from "../ingress/verify/constant-time.js";
-import { extractBearerToken } from "../ingress/verify/index.js";
+import { BEARER_CHALLENGE, extractBearerToken } from "../ingress/verify/index.js";
 import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.js";
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
 import { encodeDequeueReply } from "./encode.js";
@@ -45,7 +45,7 @@ export function createPullHandler(deps: PullHttpDeps) {
     const token = extractBearerToken(req.headers);
     const digest = typeof token === "string" ? secretDigest(token) : undefined;
     if (typeof token !== "string" || matchesAny(token, state.knownTokens, digest) < 0) {
-      throw apiError("unauthorized", "missing or invalid bearer token", { closeConnection: true });
+      throw apiError("unauthorized", "missing or invalid bearer token", { headers: { "WWW-Authenticate": BEARER_CHALLENGE }, closeConnection: true });
     }
 
     const slash = path.lastIndexOf("/");

@@ -188,7 +188,7 @@ test("/healthz needs no token; ?details=1 does, and counts dead letters by reaso
   const bare = await call(`${main.urls.admin}/healthz`, { method: "GET" });
   assert.equal([bare.status, bare.json], [200, { ok: true }]);
   const anonymous = await call(`${main.urls.admin}/healthz?details=1`, { method: "GET" });
-  assert.equal([anonymous.status, anonymous.json.code], [401, "unauthorized"]);
+  assert.equal([anonymous.status, anonymous.json.code, anonymous.headers.get("www-authenticate")], [401, "unauthorized", 'Bearer realm="spool"']);
 
   for (const body of ["first", "second"]) assert.is((await call(`${main.urls.ingress}/hooks/jobs`, { body })).status, 202);
   const { items } = (await pullCall(`${main.urls.pull}/jobs`, "dequeue", "pull-token", { batch: 2 })).json;

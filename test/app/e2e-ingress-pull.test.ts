@@ -136,13 +136,17 @@ test("github and stripe presets: valid 202, wrong or malformed signature 401", a
   assert.is((await call(`${u.ingress}/hooks/stripe`, { headers: { "stripe-signature": "t=,v1=,,,==" }, body })).status, 401);
 });
 
-test("bearer token and basic auth on ingress", async () => {
+test("bearer token and basic auth on ingress; each 401 carries its scheme's WWW-Authenticate challenge, a signature 401 none", async () => {
   assert.is((await call(`${u.ingress}/hooks/tok`, { headers: { authorization: "Bearer tok1" }, body: "x" })).status, 202);
-  assert.is((await call(`${u.ingress}/hooks/tok`, { headers: { authorization: "Bearer tok2" }, body: "x" })).status, 401);
+  const wrongToken = await call(`${u.ingress}/hooks/tok`, { headers: { authorization: "Bearer tok2" }, body: "x" });
+  assert.equal([wrongToken.status, wrongToken.headers.get("www-authenticate")], [401, 'Bearer realm="spool"']);
   assert.is((await call(`${u.ingress}/hooks/tok`, { body: "x" })).status, 401);
   const basic = (user: string, pass: string) => ({ authorization: "Basic " + Buffer.from(`${user}:${pass}`).toString("base64") });
   assert.is((await call(`${u.ingress}/hooks/basic`, { headers: basic("user", "pass"), body: "x" })).status, 202);
-  assert.is((await call(`${u.ingress}/hooks/basic`, { headers: basic("user", "nope"), body: "x" })).status, 401);
+  const wrongPass = await call(`${u.ingress}/hooks/basic`, { headers: basic("user", "nope"), body: "x" });
+  assert.equal([wrongPass.status, wrongPass.headers.get("www-authenticate")], [401, 'Basic realm="spool", charset="UTF-8"']);
+  const unsigned = await call(`${u.ingress}/hooks/gh`, { body: "x" });
+  assert.equal([unsigned.status, unsigned.headers.get("www-authenticate")], [401, null]);
 });
 
 test("max_body: a 50 MB upload with and without Content-Length gets its 413 JSON, not a reset; max_headers 413; nothing stored", async () => {
@@ -161,8 +165,9 @@ test("max_body: a 50 MB upload with and without Content-Length gets its 413 JSON
   assert.is(items.length, 1);
 });
 
-test("Pull API auth: 401 missing/invalid, 403 outside the route's own list", async () => {
-  assert.equal((await call(`${u.pull}/a/dequeue`, { body: "{}" })).json.code, "unauthorized");
+test("Pull API auth: 401 missing/invalid (with a Bearer challenge), 403 outside the route's own list", async () => {
+  const missing = await call(`${u.pull}/a/dequeue`, { body: "{}" });
+  assert.equal([missing.json.code, missing.headers.get("www-authenticate")], ["unauthorized", 'Bearer realm="spool"']);
   assert.is((await pullCall(`${u.pull}/a`, "dequeue", "wrong")).status, 401);
   const forbidden = await pullCall(`${u.pull}/scoped`, "dequeue", "pull-token");
   assert.equal([forbidden.status, forbidden.json.code], [403, "forbidden"]);

@@ -24,7 +24,17 @@ export type IngressAuthOutcome =
       /** Forward auth only: headers to add to the stored message. */
       copiedHeaders?: Record<string, string>;
     }
-  | { ok: false; status: 401 | 403 | 503; reason: VerifyFailureReason | "denied" | "forbidden" | "unavailable" };
+  | {
+      ok: false;
+      status: 401 | 403 | 503;
+      reason: VerifyFailureReason | "denied" | "forbidden" | "unavailable";
+      /** A 401's WWW-Authenticate challenge (RFC 9110 §11.6.1), for the schemes that have one. */
+      challenge?: string;
+    };
+
+/** The challenges of the two HTTP authentication schemes ingress speaks; signatures have none. */
+export const BEARER_CHALLENGE = 'Bearer realm="spool"';
+const BASIC_CHALLENGE = 'Basic realm="spool", charset="UTF-8"';
 
 const ACCEPTED: IngressAuthOutcome = Object.freeze({ ok: true });
 
@@ -38,9 +48,9 @@ export function authenticateIngress(auth: IngressAuth, request: InboundRequest, 
     case "none":
       return ACCEPTED;
     case "token":
-      return unauthorizedUnless(verifyBearerToken(request.headers, auth.tokens));
+      return unauthorizedUnless(verifyBearerToken(request.headers, auth.tokens), BEARER_CHALLENGE);
     case "basic":
-      return unauthorizedUnless(verifyBasicAuth(request.headers, auth.credentials));
+      return unauthorizedUnless(verifyBasicAuth(request.headers, auth.credentials), BASIC_CHALLENGE);
     case "hmac": {
       const result = verifyGenericHmac(request, auth.options);
       return result.ok ? { ok: true, replay: result.replay } : { ok: false, status: 401, reason: result.reason };
@@ -54,15 +64,19 @@ export function authenticateIngress(auth: IngressAuth, request: InboundRequest, 
   }
 }
 
-function unauthorizedUnless(result: { ok: true } | { ok: false; reason: VerifyFailureReason }): IngressAuthOutcome {
-  return result.ok ? ACCEPTED : { ok: false, status: 401, reason: result.reason };
+function unauthorizedUnless(result: { ok: true } | { ok: false; reason: VerifyFailureReason }, challenge?: string): IngressAuthOutcome {
+  if (result.ok) return ACCEPTED;
+  return challenge === undefined ? { ok: false, status: 401, reason: result.reason } : { ok: false, status: 401, reason: result.reason, challenge };
 }
 
 /** The catalogue error for a refused ingress authentication (401 unauthorized, 403 forbidden, 503 auth_unavailable). */
 export function ingressAuthError(outcome: Extract<IngressAuthOutcome, { ok: false }>): ApiError {
   switch (outcome.status) {
     case 401:
-      return apiError("unauthorized", `authentication failed: ${outcome.reason}`, { surface: "ingress" });
+      return apiError("unauthorized", `authentication failed: ${outcome.reason}`, {
+        surface: "ingress",
+        ...(outcome.challenge === undefined ? {} : { headers: { "WWW-Authenticate": outcome.challenge } }),
+      });
     case 403:
       return apiError("forbidden", "the authorization service refused the request", { surface: "ingress" });
     case 503:
