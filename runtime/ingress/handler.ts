@@ -160,11 +160,12 @@ export function createIngressHandler(deps: IngressDeps) {
   }
 
   function admit(settings: IngressRoute, hasGlobalLimit: boolean): void {
+    // A route's own rate limit replaces the global one for that route (reference-behaviour §1.4):
+    // one bucket decides, so a refusal never spends a token of another bucket.
     if (settings.rateLimitKey !== null) {
       const routeTake = deps.rateLimits.get(settings.rateLimitKey)?.take();
       if (routeTake && !routeTake.ok) throw rateLimited(routeTake.retryAfterSeconds, "route");
-    }
-    if (hasGlobalLimit) {
+    } else if (hasGlobalLimit) {
       const globalTake = deps.rateLimits.get(GLOBAL_RATE_LIMIT_KEY)?.take();
       if (globalTake && !globalTake.ok) throw rateLimited(globalTake.retryAfterSeconds, "ingress");
     }

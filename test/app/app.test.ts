@@ -515,6 +515,25 @@ test("reload swaps routes atomically and keeps a drained rate-limit bucket drain
   }
 });
 
+test("a route's own rate limit replaces the global ingress one: neither bucket spends the other's tokens", async () => {
+  const config = buildConfig({
+    routes: [pullRoute("/hooks/own", "/own", { rateLimit: { rps: 0.01, burst: 3 } }), pullRoute("/hooks/shared", "/shared")],
+    ingressRateLimit: { rps: 0.01, burst: 1 },
+  });
+  const s = await run(config);
+  try {
+    for (const body of ["1", "2", "3"]) assert.is((await call(`${s.ingress}/hooks/own`, { body })).status, 202, `own bucket, request ${body}`);
+    const ownLimited = await call(`${s.ingress}/hooks/own`, { body: "4" });
+    assert.equal([ownLimited.status, ownLimited.json.detail], [429, "route rate limit exceeded"]);
+    // The global bucket was not touched by the route with its own limit.
+    assert.is((await call(`${s.ingress}/hooks/shared`, { body: "1" })).status, 202);
+    const sharedLimited = await call(`${s.ingress}/hooks/shared`, { body: "2" });
+    assert.equal([sharedLimited.status, sharedLimited.json.detail], [429, "ingress rate limit exceeded"]);
+  } finally {
+    await s.app.stop();
+  }
+});
+
 test("reload that changes a listener is refused whole", async () => {
   const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a")] }));
   try {
