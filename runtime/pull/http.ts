@@ -2,7 +2,7 @@
 // method, then auth, then route, then op (reference-behaviour.md §3); bodies are strict JSON
 // (unknown fields and trailing documents are 400 invalid_body).
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { apiError, retryAfterHeader } from "../errors.js";
+import { ApiError, apiError, retryAfterHeader } from "../errors.js";
 import { readBody } from "../http/body.js";
 import { parseStrictJson, type BodySchema } from "../http/json.js";
 import { sendEmpty, sendJson, sendJsonText } from "../http/respond.js";
@@ -53,6 +53,20 @@ export function createPullHandler(deps: PullHttpDeps) {
     const op = path.slice(slash + 1);
     const pullRoute = state.routes.get(endpoint);
     if (!pullRoute) throw apiError("not_found", `no pull route at ${endpoint || path}`, { closeConnection: true });
+    if (op !== "dequeue") return authorized(req, res, token, digest, op, pullRoute, state);
+    // Every dequeue on a known route is counted once, by the status it is answered with.
+    const route = pullRoute.route.path;
+    try {
+      await authorized(req, res, token, digest, op, pullRoute, state);
+      deps.metrics.pull.dequeue.inc({ route, status: "200" });
+    } catch (error) {
+      deps.metrics.pull.dequeue.inc({ route, status: dequeueStatusLabel(error instanceof ApiError ? error.status : 500) });
+      throw error;
+    }
+  };
+
+  /** The rest of a request to a known pull route: its token list, the operation, the body, the rate limit. */
+  async function authorized(req: IncomingMessage, res: ServerResponse, token: string, digest: ReturnType<typeof secretDigest> | undefined, op: string, pullRoute: PullRoute, state: PullState): Promise<void> {
     if (matchesAny(token, pullRoute.tokens, digest) < 0) {
       throw apiError("forbidden", "this token is not allowed for this route", { closeConnection: true });
     }
@@ -62,12 +76,11 @@ export function createPullHandler(deps: PullHttpDeps) {
     const body = await readBody(req, { maxBytes: MAX_PULL_BODY_BYTES });
     const take = deps.rateLimits.get(token)?.take();
     if (take && !take.ok) {
-      if (op === "dequeue") deps.metrics.pull.dequeue.inc({ route: pullRoute.route.path, status: dequeueStatusLabel(429) });
       throw apiError("rate_limited", "pull_api rate limit exceeded for this token", { headers: retryAfterHeader(take.retryAfterSeconds) });
     }
     if (op === "dequeue") await dequeue(req, res, pullRoute, body, state);
     else sendReply(res, await settle(op, pullRoute, body));
-  };
+  }
 
   async function dequeue(req: IncomingMessage, res: ServerResponse, pullRoute: PullRoute, body: Buffer, state: PullState): Promise<void> {
     const parsed = parseStrictJson(body, DEQUEUE_BODY, { allowEmpty: true });

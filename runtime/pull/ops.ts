@@ -81,11 +81,9 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
       try {
         leased = await store.dequeue({ route, batch, leaseTtlMs, maxWaitMs }, signal);
       } catch (error) {
-        metrics.pull.dequeue.inc({ route, status: "5xx" });
         deps.onStoreError("dequeue", error);
         throw storeFailure();
       }
-      metrics.pull.dequeue.inc({ route, status: "200" });
       return leased;
     },
 

@@ -550,7 +550,9 @@ test("reload that changes a listener is refused whole", async () => {
 
 test("store failures: ingress 503 store_unavailable, Pull API 503 queue_overload, never 500", async () => {
   let failing = false;
-  const s = await run(basic(), {
+  const plain = basic();
+  const withMetrics = { ...plain, observability: { ...plain.observability, metrics: { ...plain.observability.metrics, enabled: true } } };
+  const s = await run(withMetrics, {
     openStore: async (spec, deps) => {
       const store = await openStore(spec, deps);
       return new Proxy(store, {
@@ -574,6 +576,7 @@ test("store failures: ingress 503 store_unavailable, Pull API 503 queue_overload
     const dequeue = await pullCall(`${s.pull}/a`, "dequeue", "pull-token");
     assert.is(dequeue.status, 503);
     assert.is(dequeue.json.code, "queue_overload");
+    assert.match(await (await fetch(s.metrics + "/metrics")).text(), /^spool_pull_dequeue_total\{route="\/hooks\/a",status="5xx"\} 1$/m);
     const ack = await pullCall(`${s.pull}/a`, "ack", "pull-token", { lease_id: "x" });
     assert.is(ack.json.code, "queue_overload");
   } finally {

@@ -67,9 +67,15 @@ test("a token past its burst gets 429 rate_limited with Retry-After on every op;
     assert.is((await pullCall(`${s.pull}/own`, "dequeue", "own-token")).status, 200, "a route token has its own bucket");
     assert.is((await pullCall(`${s.pull}/a`, "dequeue", "not-a-token")).status, 401, "unknown tokens are refused before any bucket");
 
+    // Every refused dequeue on a known route counts as 4xx: the 429 above, a body refused 400, a token
+    // outside the route's list 403. The 401 comes before any route is looked at and counts nowhere.
+    const badBody = await pullCall(`${s.pull}/a`, "dequeue", "fleet-b", { batch: 1, bogus: true });
+    assert.equal([badBody.status, badBody.json.code], [400, "invalid_body"]);
+    assert.is((await pullCall(`${s.pull}/own`, "dequeue", "fleet-b")).status, 403);
     const text = await (await fetch(s.metrics)).text();
-    assert.match(text, /spool_pull_dequeue_total\{route="\/hooks\/a",status="4xx"\} 1\n/);
+    assert.match(text, /spool_pull_dequeue_total\{route="\/hooks\/a",status="4xx"\} 2\n/);
     assert.match(text, /spool_pull_dequeue_total\{route="\/hooks\/a",status="200"\} 2\n/);
+    assert.match(text, /spool_pull_dequeue_total\{route="\/hooks\/own",status="4xx"\} 1\n/);
   } finally {
     await s.app.stop();
   }
