@@ -123,6 +123,13 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   // Node's 431; a slow client cut off by headersTimeout gets 408.
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable || socket.destroyed) return;
+    // A request already answered (a refusal sent while its body still arrives) whose body then
+    // breaks off, by a reset or a hang-up mid-body, is no new request: no second refusal, no count.
+    const answered = inFlight.get(socket);
+    if (err.code === "ECONNRESET" || err.code === "EPIPE" || (answered?.headersSent && !answered.req.complete)) {
+      socket.destroy();
+      return;
+    }
     const [status, reason, code, detail] =
       err.code === "HPE_HEADER_OVERFLOW"
         ? [413, "Payload Too Large", "headers_too_large", `request headers exceed ${parserOptions.maxHeaderSize} bytes`]
@@ -141,10 +148,9 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     // Bytes that fail to parse after a complete request on the same connection (pipelined junk)
     // must not cut off that request's answer: it may already be stored, and its client must get its
     // 202 before the refusal of what followed.
-    const previous = inFlight.get(socket);
-    if (previous && !previous.writableFinished && !previous.destroyed) {
-      previous.once("finish", refuse);
-      previous.once("close", refuse);
+    if (answered && !answered.writableFinished && !answered.destroyed) {
+      answered.once("finish", refuse);
+      answered.once("close", refuse);
     } else refuse();
   });
 

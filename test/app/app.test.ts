@@ -415,6 +415,26 @@ test("refusals answered by the HTTP parser on the ingress listener are counted a
     assert.is(await rejected("bad_request", 400), 1);
     await rawRequest(s.pull, "POST /a/dequeue HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n");
     assert.is(await rejected("bad_request", 400), 1, "a listener without ingress does not count as ingress");
+    // A client that hangs up while its refused body is being drained cuts that body short: that is
+    // no second request and no second refusal.
+    const hungUp = await new Promise<string>((resolve) => {
+      const socket = connect(Number(new URL(s.ingress).port), "127.0.0.1", () => {
+        socket.write("POST /hooks/a HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999\r\n\r\nabc");
+      });
+      let reply = "";
+      socket.on("error", () => {});
+      socket.on("data", (chunk) => {
+        reply += chunk;
+        if (reply.includes("payload_too_large")) {
+          socket.end();
+          resolve(reply);
+        }
+      });
+    });
+    assert.match(hungUp, /^HTTP\/1\.1 413/);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.is(await rejected("payload_too_large", 413), 1);
+    assert.is(await rejected("bad_request", 400), 1, "the reset is not counted as a malformed request");
   } finally {
     await s.app.stop();
   }
