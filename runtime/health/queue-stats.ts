@@ -1,6 +1,7 @@
 // One cached view of the queue for everything that reads it per request or per scrape: health
 // details, the queue gauges and adaptive backpressure. Loaded at most once per second under load,
-// never served more than 2 s stale unless the store cannot answer (DECISIONS.md "Settled details").
+// never served more than 2 s stale (DECISIONS.md "Settled details"): when the store cannot answer,
+// readers get the failure (health details report queue.ok false, the gauges read NaN).
 import type { Clock } from "../clock.js";
 import type { QueueStats, Store } from "../store/store.js";
 import { StaleWhileRefreshCache } from "./stale-cache.js";
@@ -10,7 +11,7 @@ export const STATS_MAX_AGE_MS = 2_000;
 const HISTORY_LENGTH = 16;
 
 export interface QueueStatsSource {
-  /** Fresh or at most 2 s stale; rejects only if the store never answered. */
+  /** Fresh or at most 2 s stale; rejects when the store has not answered within that bound. */
   get(): Promise<{ data: QueueStats; loadedAtMs: number }>;
   /** The last stats without waiting (starts a refresh when they are getting old); undefined before the first load. */
   peek(): QueueStats | undefined;

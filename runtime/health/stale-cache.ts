@@ -22,7 +22,10 @@ export class StaleWhileRefreshCache<T> {
     this.#options = options;
   }
 
-  /** The value and when it was loaded; rejects only when no value was ever loaded and loading fails. */
+  /**
+   * The value and when it was loaded. Rejects when the value is past `maxAgeMs` (or there is none)
+   * and loading fails: a value older than the bound is never served as current.
+   */
   async get(): Promise<{ data: T; loadedAtMs: number }> {
     const nowMs = this.#options.clock.now();
     const current = this.#value;
@@ -31,11 +34,7 @@ export class StaleWhileRefreshCache<T> {
       void this.#refresh().catch(() => undefined);
       return current;
     }
-    try {
-      await this.#refresh();
-    } catch (error) {
-      if (!this.#value) throw error;
-    }
+    await this.#refresh();
     return this.#value!;
   }
 

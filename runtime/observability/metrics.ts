@@ -64,7 +64,9 @@ export function createMetrics(options: MetricsOptions) {
   const snapshot = () => snapshots.get(options.onSnapshotError);
 
   // Values computed at scrape time from the cached snapshot. Depth is emitted for all three states,
-  // zeros included (DECISIONS.md "Settled details").
+  // zeros included (DECISIONS.md "Settled details"). While the store cannot answer, the queue gauges
+  // read NaN (unknown) rather than a made-up zero or a value frozen at the last answer, and the
+  // lease gauge has no series.
   const queue = {
     depth: new Gauge<"state">({
       name: "spool_queue_depth",
@@ -72,8 +74,8 @@ export function createMetrics(options: MetricsOptions) {
       labelNames: ["state"],
       registers,
       async collect() {
-        const depth = (await snapshot())?.depth ?? { queued: 0, leased: 0, dead: 0 };
-        for (const state of ["queued", "leased", "dead"] as const) this.set({ state }, depth[state]);
+        const depth = (await snapshot())?.depth;
+        for (const state of ["queued", "leased", "dead"] as const) this.set({ state }, depth ? depth[state] : NaN);
       },
     }),
     total: new Gauge({
@@ -82,7 +84,7 @@ export function createMetrics(options: MetricsOptions) {
       registers,
       async collect() {
         const depth = (await snapshot())?.depth;
-        this.set(depth ? depth.queued + depth.leased + depth.dead : 0);
+        this.set(depth ? depth.queued + depth.leased + depth.dead : NaN);
       },
     }),
     oldestQueuedAgeSeconds: new Gauge({
@@ -90,7 +92,7 @@ export function createMetrics(options: MetricsOptions) {
       help: "Age of the oldest queued message.",
       registers,
       async collect() {
-        this.set((await snapshot())?.oldestQueuedAgeSeconds ?? 0);
+        this.set((await snapshot())?.oldestQueuedAgeSeconds ?? NaN);
       },
     }),
     readyLagSeconds: new Gauge({
@@ -98,7 +100,7 @@ export function createMetrics(options: MetricsOptions) {
       help: "How long the oldest ready message has waited past its next_run_at.",
       registers,
       async collect() {
-        this.set((await snapshot())?.readyLagSeconds ?? 0);
+        this.set((await snapshot())?.readyLagSeconds ?? NaN);
       },
     }),
   };

@@ -21,8 +21,9 @@ export class SnapshotCache<T> {
   }
 
   /**
-   * The cached value if it is fresh enough, otherwise a new one. When loading fails the last value
-   * is returned (undefined if there never was one); the failure is reported to `onError`.
+   * The cached value if it is fresh enough, otherwise a new one. When loading fails the answer is
+   * undefined: the last value is past its age by then, and a stale value must not pass for a current
+   * one. The failure is reported to `onError`.
    */
   async get(onError?: (error: unknown) => void): Promise<T | undefined> {
     if (this.#clock.now() - this.#loadedAtMs <= this.#maxAgeMs) return this.#value;
@@ -36,7 +37,7 @@ export class SnapshotCache<T> {
       (error: unknown) => {
         this.#inFlight = undefined;
         onError?.(error);
-        return this.#value;
+        return undefined;
       },
     );
     return this.#inFlight;

@@ -580,7 +580,7 @@ test("store failures: ingress 503 store_unavailable, Pull API 503 queue_overload
           const value = Reflect.get(target, name, receiver);
           if (typeof value !== "function") return value;
           return (...args: unknown[]) => {
-            if (failing && ["enqueue", "dequeue", "ack"].includes(String(name))) return Promise.reject(new StoreError("unavailable", "disk gone"));
+            if (failing && ["enqueue", "dequeue", "ack", "queueStats"].includes(String(name))) return Promise.reject(new StoreError("unavailable", "disk gone"));
             return value.apply(target, args);
           };
         },
@@ -588,7 +588,18 @@ test("store failures: ingress 503 store_unavailable, Pull API 503 queue_overload
     },
   });
   try {
+    const details = () => call(`${s.admin}/healthz?details=1`, { method: "GET", headers: bearer("admin-token") });
+    const healthy = await details();
+    assert.equal([healthy.status, healthy.json.ok], [200, true]);
     failing = true;
+    // Past the 2 s bound the last answer is no longer passed off as current.
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    const failed = await details();
+    assert.equal([failed.status, failed.json.ok, failed.json.diagnostics.queue], [503, false, { ok: false, error: "queue store unavailable" }]);
+    const gauges = await (await fetch(s.metrics + "/metrics")).text();
+    // NaN (prom-client writes it "Nan"; Prometheus reads any case).
+    assert.match(gauges, /^spool_queue_total nan$/im);
+    assert.match(gauges, /^spool_queue_depth\{state="queued"\} nan$/im);
     const ingress = await call(`${s.ingress}/hooks/a`, { body: "x" });
     assert.is(ingress.status, 503);
     assert.is(ingress.json.code, "store_unavailable");
