@@ -48,7 +48,14 @@ export function compileTree(tree: SpoolfileTree, options: CompileOptions = {}): 
   const matcherDirectives: Directive[] = [];
   const routeStatements: RouteStatement[] = [];
 
-  for (const d of directivesOf(tree.items)) {
+  const topLevel = directivesOf(tree.items);
+  // A file with no directives at all (empty, blank or comments only) is refused, as the reference
+  // does ("empty config"): it is most often a save caught half-way, and applying it on reload would
+  // drop every route. A config that means "defaults only" says so with a block, e.g. `ingress { }`.
+  if (!topLevel.some((d) => d.name)) {
+    cx.error({ file: tree.file, line: 1, col: 1, offset: 0, endOffset: 0 }, "the config is empty: it has no directives (write at least one block, e.g. ingress { } for the defaults)");
+  }
+  for (const d of topLevel) {
     if (!d.name) continue;
     const name = nameOf(d);
     if ((SINGLE_BLOCKS as readonly string[]).includes(name)) {
