@@ -1,0 +1,96 @@
+// --watch follows the config file through symlinks (a linked Spoolfile edited where it lives, a
+// Kubernetes ConfigMap swapping its `..data` link) and ignores other files in the same directory.
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { watchConfigFile, watchPoints } from "../../runtime/reload.js";
+import { makeTempDir } from "../helpers/temp-dir.js";
+
+const temp = makeTempDir("reload-watch");
+const test = suite("config file watch");
+test.after(() => temp.cleanup());
+
+let counter = 0;
+function freshDir(): string {
+  const dir = join(temp.path, `case-${++counter}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+const asObject = (points: Map<string, Set<string>>) => Object.fromEntries([...points].map(([dir, names]) => [dir, [...names].sort()]));
+
+/** Resolves with the number of change calls seen within `ms` after `act` ran. */
+async function changesAfter(path: string, act: () => void, ms = 600): Promise<number> {
+  let calls = 0;
+  const watcher = watchConfigFile(path, () => calls++, { debounceMs: 50 });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    act();
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return calls;
+  } finally {
+    watcher.close();
+  }
+}
+
+test("watch points: the file's own entry, and each symlink's entry and target on the way", () => {
+  const dir = freshDir();
+  writeFileSync(join(dir, "Spoolfile"), "ingress { }\n");
+  assert.equal(asObject(watchPoints(join(dir, "Spoolfile"))), { [dir]: ["Spoolfile"] });
+
+  mkdirSync(join(dir, "src"));
+  writeFileSync(join(dir, "src", "Real"), "ingress { }\n");
+  symlinkSync("src/Real", join(dir, "Linked"));
+  assert.equal(asObject(watchPoints(join(dir, "Linked"))), { [dir]: ["Linked"], [join(dir, "src")]: ["Real"] });
+
+  // ConfigMap layout: Spoolfile -> ..data/Spoolfile, ..data -> ..v1 (a directory link).
+  const cm = join(dir, "cm");
+  mkdirSync(join(cm, "..v1"), { recursive: true });
+  writeFileSync(join(cm, "..v1", "Spoolfile"), "ingress { }\n");
+  symlinkSync("..v1", join(cm, "..data"));
+  symlinkSync("..data/Spoolfile", join(cm, "Spoolfile"));
+  assert.equal(asObject(watchPoints(join(cm, "Spoolfile"))), { [cm]: ["..data", "Spoolfile"], [join(cm, "..v1")]: ["Spoolfile"] });
+});
+
+test("a symlinked Spoolfile edited in place where it lives is seen", async () => {
+  const dir = freshDir();
+  mkdirSync(join(dir, "src"));
+  writeFileSync(join(dir, "src", "Spoolfile"), "ingress { }\n");
+  symlinkSync("src/Spoolfile", join(dir, "Spoolfile"));
+  assert.ok((await changesAfter(join(dir, "Spoolfile"), () => writeFileSync(join(dir, "src", "Spoolfile"), "ingress { }\n# edited\n"))) >= 1);
+});
+
+test("a ConfigMap swap of ..data is seen, and so is an edit under the new target afterwards", async () => {
+  const cm = freshDir();
+  mkdirSync(join(cm, "..v1"));
+  writeFileSync(join(cm, "..v1", "Spoolfile"), "ingress { }\n");
+  symlinkSync("..v1", join(cm, "..data"));
+  symlinkSync("..data/Spoolfile", join(cm, "Spoolfile"));
+  let calls = 0;
+  const watcher = watchConfigFile(join(cm, "Spoolfile"), () => calls++, { debounceMs: 50 });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    mkdirSync(join(cm, "..v2"));
+    writeFileSync(join(cm, "..v2", "Spoolfile"), "ingress { }\n# v2\n");
+    symlinkSync("..v2", join(cm, "..data_tmp"));
+    renameSync(join(cm, "..data_tmp"), join(cm, "..data"));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.ok(calls >= 1, "the swap");
+    const afterSwap = calls;
+    writeFileSync(join(cm, "..v2", "Spoolfile"), "ingress { }\n# v2 edited\n");
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.ok(calls > afterSwap, "an edit under the new target");
+  } finally {
+    watcher.close();
+  }
+});
+
+test("other files written beside the Spoolfile are not changes of it", async () => {
+  const dir = freshDir();
+  writeFileSync(join(dir, "Spoolfile"), "ingress { }\n");
+  assert.is(await changesAfter(join(dir, "Spoolfile"), () => writeFileSync(join(dir, "access.log"), "line\n")), 0);
+  assert.ok((await changesAfter(join(dir, "Spoolfile"), () => writeFileSync(join(dir, "Spoolfile"), "ingress { }\n#x\n"))) >= 1);
+});
+
+test.run();
