@@ -90,6 +90,9 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   const onSignal = (signal: NodeJS.Signals) => stopRequested(signal);
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
+  // Without --pid-file SIGHUP does not reload; it still must not kill the process outright (Node's
+  // default), so a hangup stops the service as gracefully as SIGTERM.
+  if (!flags.pidFile) process.once("SIGHUP", onSignal);
 
   try {
     await app.start();

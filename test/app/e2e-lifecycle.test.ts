@@ -129,6 +129,23 @@ test("SIGTERM answers open long polls at once with empty items and the process e
   assert.ok(Date.now() - started < 10_000, "exited within 10 s");
 });
 
+test("SIGHUP without --pid-file stops the service gracefully, as SIGTERM does: long polls answered, exit 0", async () => {
+  const dir = join(temp.path, "hangup-no-pid-file");
+  mkdirSync(dir);
+  const ports = await freePorts();
+  const u = urls(ports);
+  const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
+  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db")]);
+  await waitHealthy(proc, u.admin);
+  const poll = pullCall(`${u.pull}/a`, "dequeue", "pull-token", { max_wait: "30s" });
+  await new Promise((r) => setTimeout(r, 300));
+  proc.kill("SIGHUP");
+  const reply = await poll;
+  assert.equal([reply.status, reply.json.items], [200, []]);
+  assert.equal(await proc.exited, { code: 0, signal: null });
+  assert.match(proc.output(), /"msg":"spool_stopping".*"signal":"SIGHUP"/);
+});
+
 test("durability: every 202 of 100 concurrent requests is dequeuable after SIGKILL and restart", async () => {
   const dir = join(temp.path, "kill");
   mkdirSync(dir);
