@@ -1,7 +1,32 @@
 // Request body and header-size limits, enforced while reading (issue 4: "a 10 GB body is refused
 // at the limit, not buffered").
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { apiError } from "../errors.js";
+
+/**
+ * Requests that sent `Expect: 100-continue`, with the response to write the interim 100 on. The
+ * 100 goes out only when the body is actually read (readBody, after the Content-Length check), as
+ * RFC 9110 §10.1.1 lets a server do: a request refused first (404, 405, a declared body over the
+ * limit) gets its final answer without the client ever being told to send the body.
+ */
+const awaitingContinue = new WeakMap<IncomingMessage, ServerResponse>();
+
+/** Called by the HTTP server for a request with `Expect: 100-continue` (its checkContinue event). */
+export function deferContinue(req: IncomingMessage, res: ServerResponse): void {
+  awaitingContinue.set(req, res);
+}
+
+/** The request asked for `100 Continue` and has not been sent it: its body is not coming yet. */
+export function awaitsContinue(req: IncomingMessage): boolean {
+  return awaitingContinue.has(req);
+}
+
+function sendDeferredContinue(req: IncomingMessage): void {
+  const res = awaitingContinue.get(req);
+  if (res === undefined) return;
+  awaitingContinue.delete(req);
+  if (!res.headersSent && !res.writableEnded) res.writeContinue();
+}
 
 export interface ReadBodyOptions {
   maxBytes: number;
@@ -35,6 +60,7 @@ export function readBody(req: IncomingMessage, options: ReadBodyOptions): Promis
     }
   }
   if (signal?.aborted) return Promise.reject(signal.reason);
+  sendDeferredContinue(req);
 
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -3,6 +3,7 @@ import { createServer, ServerResponse, type IncomingMessage, type Server } from 
 import type { Socket } from "node:net";
 import { apiError, toApiError } from "../errors.js";
 import { parseListenAddress, type ListenAddress } from "./address.js";
+import { deferContinue } from "./body.js";
 import { sendError } from "./respond.js";
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -93,6 +94,12 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       outcome.then(undefined, (error: unknown) => answerFailure(error, req, res));
     }
   }
+  // Expect: 100-continue: the interim 100 waits until the handler reads the body (http/body.ts),
+  // so a request refused before that (a declared body over the limit) never invites its upload.
+  server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+    deferContinue(req, res);
+    listener(req, res);
+  });
   // An Expect other than 100-continue: 417 as Node would answer it, but with a JSON body.
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
     options.onClientError?.(417, "expectation_failed");

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Clock } from "../clock.js";
 import { ApiError, apiError, retryAfterHeader } from "../errors.js";
-import { readBody, headersSize } from "../http/body.js";
+import { awaitsContinue, readBody, headersSize } from "../http/body.js";
 import { discardRequestBody } from "../http/discard.js";
 import { sendError, sendJsonText } from "../http/respond.js";
 import { newMessageId } from "../ids.js";
@@ -209,6 +209,8 @@ const DISCARDABLE_BODY_BYTES = 64 * 1024;
 
 /** A small declared body is drained before the reply, so the keep-alive connection stays usable. */
 async function discardSmallBody(req: IncomingMessage): Promise<boolean> {
+  // A client waiting for 100 Continue sends no body: there is nothing to drain, only to close.
+  if (awaitsContinue(req)) return false;
   const length = req.headers["content-length"];
   if (length === undefined || !/^\d+$/.test(length) || Number(length) > DISCARDABLE_BODY_BYTES) return false;
   return (await discardRequestBody(req, { maxBytes: DISCARDABLE_BODY_BYTES, maxMs: 2_000 })).ended;

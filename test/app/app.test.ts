@@ -440,6 +440,39 @@ test("refusals answered by the HTTP parser on the ingress listener are counted a
   }
 });
 
+test("Expect: 100-continue: 100 only once the body is wanted; a declared body over max_body or an unknown route gets its final answer without one", async () => {
+  const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a", { maxBodyBytes: 1024 })] }));
+  /** Sends the head only and returns the first bytes answered; `body` is sent once they arrive. */
+  const firstAnswer = (head: string, body?: string) =>
+    new Promise<{ first: string; rest: Promise<string> }>((resolve) => {
+      const socket = connect(Number(new URL(s.ingress).port), "127.0.0.1", () => socket.write(head));
+      let all = "";
+      let answered = false;
+      socket.on("error", () => {});
+      const rest = new Promise<string>((done) => socket.on("close", () => done(all)));
+      socket.on("data", (chunk) => {
+        all += chunk;
+        if (answered) return;
+        answered = true;
+        if (body !== undefined) socket.end(body);
+        resolve({ first: all, rest });
+      });
+    });
+  try {
+    const tooLarge = await firstAnswer("POST /hooks/a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 10000000\r\n\r\n");
+    assert.match(tooLarge.first, /^HTTP\/1\.1 413 /, "no 100 before the 413");
+    const unknown = await firstAnswer("POST /nowhere HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n");
+    assert.match(unknown.first, /^HTTP\/1\.1 404 /, "no 100 before the 404");
+    const fits = await firstAnswer("POST /hooks/a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\nConnection: close\r\n\r\n", "hello");
+    assert.match(fits.first, /^HTTP\/1\.1 100 Continue\r\n\r\n/);
+    assert.match(await fits.rest, /HTTP\/1\.1 202 [^]*"status":"queued"/);
+    const { items } = (await pullCall(`${s.pull}/a`, "dequeue", "pull-token", { batch: 10 })).json;
+    assert.equal(items.map((i: { payload_b64: string }) => Buffer.from(i.payload_b64, "base64").toString()), ["hello"]);
+  } finally {
+    await s.app.stop();
+  }
+});
+
 test("a reload that raises max_headers lifts the HTTP parser's header limit too", async () => {
   const withLimit = (bytes: number) =>
     buildConfig({

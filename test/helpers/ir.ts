@@ -5,7 +5,8 @@ import { compileSpoolfile, DEFAULTS, type Route, type RouteMode, type SpoolConfi
 
 export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-const compiledDefaults = compileSpoolfile("", "defaults.spool", { env: {} }).config!;
+// A block that sets nothing: the config of defaults only (an empty file is an error).
+const compiledDefaults = compileSpoolfile("defaults { }\n", "defaults.spool", { env: {} }).config!;
 
 /** A fresh, mutable copy of the all-defaults config. */
 export function defaultConfig(): Mutable<SpoolConfig> {
