@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { decodeSpoolfileBytes, parseSpoolfile, sortDiagnostics } from "../grammar/index.js";
 import { compileTree, type CompileResult } from "./compile.js";
@@ -23,18 +24,26 @@ export function compileSpoolfile(text: string, file: string, options: CompileOpt
   return { config: null, diagnostics: sortDiagnostics([...parsed.diagnostics, ...compiled.diagnostics]) };
 }
 
-/** Reads (strict UTF-8) and compiles a Spoolfile. `text` is null when the file could not be read. */
-export function loadSpoolfile(path: string, options: CompileOptions = {}): CompileResult & { text: string | null } {
+/** The identity of a config file's content: sha256 of its bytes, hex (what `sha256sum` prints). */
+export function configFingerprint(bytes: Buffer | string): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/**
+ * Reads (strict UTF-8) and compiles a Spoolfile. `text` and `fingerprint` (configFingerprint of the
+ * bytes read) are null when the file could not be read.
+ */
+export function loadSpoolfile(path: string, options: CompileOptions = {}): CompileResult & { text: string | null; fingerprint: string | null } {
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "file not found" : (error as Error).message;
-    return { config: null, text: null, diagnostics: [{ severity: "error", message: `cannot read config: ${reason}`, span: { file: path, line: 1, col: 1, offset: 0, endOffset: 0 } }] };
+    return { config: null, text: null, fingerprint: null, diagnostics: [{ severity: "error", message: `cannot read config: ${reason}`, span: { file: path, line: 1, col: 1, offset: 0, endOffset: 0 } }] };
   }
   const decoded = decodeSpoolfileBytes(bytes, path);
-  if ("diagnostic" in decoded) return { config: null, text: null, diagnostics: [decoded.diagnostic] };
-  return { ...compileSpoolfile(decoded.text, path, options), text: decoded.text };
+  if ("diagnostic" in decoded) return { config: null, text: null, fingerprint: null, diagnostics: [decoded.diagnostic] };
+  return { ...compileSpoolfile(decoded.text, path, options), text: decoded.text, fingerprint: configFingerprint(bytes) };
 }
 // The runtime reads diagnostics through the compiler, never from grammar/ directly.
 export { renderDiagnostic, hasErrors, type Diagnostic } from "../grammar/index.js";

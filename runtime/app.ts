@@ -40,8 +40,8 @@ export interface AppContext {
   readonly shutdownSignal: AbortSignal;
   /** The config now serving. */
   config(): SpoolConfig;
-  /** Applies a new config (management PUT/DELETE: write the file, then reload). */
-  reload(next: SpoolConfig): ReloadOutcome;
+  /** Applies a new config (management PUT/DELETE: write the file, then reload); `fingerprint` as in AppDeps. */
+  reload(next: SpoolConfig, fingerprint?: string | null): ReloadOutcome;
 }
 
 /**
@@ -60,6 +60,11 @@ export interface AppService {
 export interface AppDeps {
   /** `spool version`, for spool_build_info. */
   version: string;
+  /**
+   * The sha256 (hex) of the config file the initial config was compiled from (configFingerprint in
+   * compiler/index.ts), shown in health details so deploy tooling can confirm which file serves.
+   */
+  configFingerprint?: string | null;
   clock?: Clock;
   /** Where the store lives (--db, --postgres-dsn). */
   storeLocation: StoreLocation;
@@ -94,7 +99,7 @@ export interface SpoolApp {
   start(): Promise<{ addresses: BoundAddress[] }>;
   /** Stop accepting, end long polls, let in-flight requests finish (up to `deadlineMs`), stop services, close the store. */
   stop(deadlineMs?: number): Promise<void>;
-  reload(next: SpoolConfig): ReloadOutcome;
+  reload(next: SpoolConfig, fingerprint?: string | null): ReloadOutcome;
   /** The runtime log (from the config's runtime_log, or deps.logger). */
   readonly logger: RuntimeLogger;
   /** Available after start(). */
@@ -116,6 +121,8 @@ interface Generation {
   readonly config: SpoolConfig;
   readonly number: number;
   readonly loadedAtMs: number;
+  /** sha256 of the file it was compiled from; null when not known (a config built in code). */
+  readonly fingerprint: string | null;
   readonly ingress: IngressState;
   readonly pull: PullState;
   readonly adminTokens: readonly string[];
@@ -128,7 +135,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
   const pullRateLimitBuckets = new RateLimitRegistry(clock);
   // These outlive reloads: a reload must neither reset a rate limit nor reopen a replay window.
   const nonces = new NonceCache({ clock });
-  let generation = buildGeneration(initialConfig, 1, clock.now());
+  let generation = buildGeneration(initialConfig, 1, clock.now(), deps.configFingerprint ?? null);
   ingressRateLimitBuckets.apply(ingressRateLimits(initialConfig));
   pullRateLimitBuckets.apply(pullRateLimits(generation.pull));
 
@@ -143,13 +150,13 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
   let store: Store | undefined;
   let stopping: Promise<void> | undefined;
 
-  function reload(next: SpoolConfig): ReloadOutcome {
+  function reload(next: SpoolConfig, fingerprint: string | null = null): ReloadOutcome {
     const changes = restartRequiredChanges(generation.config, next);
     if (changes.length > 0) {
       logger.warn("config_reloaded_restart_required", { changes, detail: "these settings take effect after a restart; the running config is unchanged" });
       return { applied: false, reason: "restart_required", changes };
     }
-    const candidate = buildGeneration(next, generation.number + 1, clock.now());
+    const candidate = buildGeneration(next, generation.number + 1, clock.now(), fingerprint);
     ingressRateLimitBuckets.apply(ingressRateLimits(next));
     pullRateLimitBuckets.apply(pullRateLimits(candidate.pull));
     generation = candidate;
@@ -257,7 +264,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       stats: queueStats,
       metrics,
       clock,
-      config: () => ({ generation: generation.number, loadedAtMs: generation.loadedAtMs }),
+      config: () => ({ fingerprint: generation.fingerprint, generation: generation.number, loadedAtMs: generation.loadedAtMs }),
       trendSignals: deps.trendSignals?.(appContext),
     });
     const admin = createAdminFront({ tokens: () => generation.adminTokens, health, routes: deps.admin?.(appContext) });
@@ -331,11 +338,12 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
   };
 }
 
-function buildGeneration(config: SpoolConfig, number: number, loadedAtMs: number): Generation {
+function buildGeneration(config: SpoolConfig, number: number, loadedAtMs: number, fingerprint: string | null): Generation {
   return {
     config,
     number,
     loadedAtMs,
+    fingerprint,
     ingress: buildIngressState(config),
     pull: buildPullState(config),
     adminTokens: secretValues(config.adminApi.tokens),

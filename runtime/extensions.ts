@@ -1,6 +1,6 @@
 // The parts `spool run` mounts on the app's seams: the Admin API behind the admin token, the
 // push/exec delivery service, and the trend signals of /healthz?details=1.
-import { compileSpoolfile, type CompileOptions, renderDiagnostic } from "../compiler/index.js";
+import { compileSpoolfile, configFingerprint, type CompileOptions, renderDiagnostic } from "../compiler/index.js";
 import { computeTrendSignals, createAdminApi, healthTrendSignals } from "./admin/index.js";
 import type { AppContext, AppDeps, AppService } from "./app.js";
 import { createDeliveryService } from "./delivery/service.js";
@@ -31,7 +31,8 @@ export function spoolExtensions(options: ExtensionOptions): Pick<AppDeps, "admin
             const first = compiled.diagnostics.find((d) => d.severity === "error");
             return { ok: false, detail: first ? renderDiagnostic(first) : "the rewritten config does not compile" };
           }
-          const outcome = context.reload(compiled.config);
+          // The file now holds exactly `text` (written before this is called), so its fingerprint is the text's.
+          const outcome = context.reload(compiled.config, configFingerprint(text));
           return outcome.applied ? { ok: true } : { ok: false, detail: `the change needs a restart: ${outcome.changes.join(", ")}` };
         },
         onUnexpectedError: (error) => context.logger.error("admin_unexpected_error", { error }),

@@ -10,6 +10,8 @@ import type { RuntimeLogger } from "./observability/log.js";
 export interface ConfigLoad {
   /** The file's text, or null when it could not be read. */
   text: string | null;
+  /** sha256 of the file's bytes (compiler configFingerprint), or null when it could not be read. */
+  fingerprint: string | null;
   /** null when any error was found. */
   config: SpoolConfig | null;
   /** Rendered diagnostics ("file:line:col: message"). */
@@ -20,7 +22,7 @@ export interface ConfigLoad {
 export interface ReloaderDeps {
   /** Reads and compiles the config file. */
   load(): ConfigLoad;
-  apply(config: SpoolConfig): ReloadOutcome;
+  apply(config: SpoolConfig, fingerprint: string | null): ReloadOutcome;
   logger: RuntimeLogger;
   /** The text the running config was compiled from: an unchanged file is not reloaded on a watch event. */
   initialText: string | null;
@@ -55,7 +57,7 @@ export function createReloader(deps: ReloaderDeps): Reloader {
       return { kind: "invalid", errors: loaded.errors };
     }
     for (const warning of loaded.warnings) deps.logger.warn("config_warning", { warning });
-    const outcome = deps.apply(loaded.config);
+    const outcome = deps.apply(loaded.config, loaded.fingerprint);
     if (!outcome.applied) return { kind: "restart_required", changes: outcome.changes };
     appliedText = loaded.text;
     deps.logger.info("config_reload_applied", { trigger, generation: outcome.generation });

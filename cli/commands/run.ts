@@ -47,6 +47,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
     const result = loadSpoolfile(configPath, { env: process.env, strictSecrets: true });
     return {
       text: result.text,
+      fingerprint: result.fingerprint,
       config: result.config,
       errors: result.diagnostics.filter((d) => d.severity === "error").map(renderDiagnostic),
       warnings: result.diagnostics.filter((d) => d.severity === "warning").map(renderDiagnostic),
@@ -71,13 +72,14 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   const extensions = extensionsOverride ?? spoolExtensions({ configPath, compileOptions: { env: process.env, strictSecrets: true } });
   const app = createApp(config, {
     version: spoolVersion,
+    configFingerprint: initial.fingerprint,
     // SPOOL_POSTGRES_SCHEMA lets several deployments (or test runs) share one database.
     storeLocation: { sqlitePath: dbPath, postgresDsn, postgresSchema: process.env.SPOOL_POSTGRES_SCHEMA || undefined },
     logLevel: flags.logLevel as AppDeps["logLevel"],
     ...extensions,
   });
   const logger = () => app.logger;
-  const reloader = createReloader({ load, apply: (next) => app.reload(next), logger: app.logger, initialText: initial.text });
+  const reloader = createReloader({ load, apply: (next, fingerprint) => app.reload(next, fingerprint), logger: app.logger, initialText: initial.text });
   const triggerReload = (trigger: string, force = false) =>
     void reloader.reload(trigger, force).catch((error: unknown) => logger().error("config_reload_failed", { trigger, error }));
 

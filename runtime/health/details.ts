@@ -10,6 +10,8 @@ export interface TrendSignalsView {
 }
 
 export interface ConfigIdentity {
+  /** sha256 (hex) of the config file serving, null when the config did not come from a file. */
+  fingerprint: string | null;
   generation: number;
   loadedAtMs: number;
 }
@@ -33,7 +35,7 @@ export async function healthDetails(inputs: HealthInputs): Promise<{ ok: boolean
     ingress: await ingressDiagnostics(inputs.metrics),
     delivery: await deliveryDiagnostics(inputs.metrics),
     tracing: await tracingDiagnostics(inputs.metrics),
-    config: { generation: inputs.config.generation, loaded_at: iso(inputs.config.loadedAtMs) },
+    config: { fingerprint: inputs.config.fingerprint, generation: inputs.config.generation, loaded_at: iso(inputs.config.loadedAtMs) },
   };
   if (inputs.memory) diagnostics.store = memoryDiagnostics(inputs.memory);
   return { ok: inputs.queue.ok, time: iso(inputs.nowMs), diagnostics };

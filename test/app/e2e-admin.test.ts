@@ -7,6 +7,7 @@
 // Three processes: "main" (defaults), "policy" (publish_policy with actor and request-id rules,
 // managed publish off, deliver routes closed to publish, max_depth 1 with adaptive backpressure)
 // and "closed" (direct publish off, pull routes closed to publish).
+import { createHash } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
@@ -270,6 +271,8 @@ test("management PUT keeps the Spoolfile's comments and `spool config validate` 
   assert.equal([JSON.parse(validate.stdout).ok, JSON.parse(validate.stdout).errors], [true, []]);
   assert.is((await main.admin("/applications/shop/endpoints/spare")).status, 200, "the mapping is live when the PUT answers");
   assert.is((await main.admin("/management/model")).json.path_count, 2);
+  const fingerprint = (await main.admin("/healthz?details=1")).json.diagnostics.config.fingerprint;
+  assert.is(fingerprint, createHash("sha256").update(readFileSync(mainConfigPath)).digest("hex"), "health names the rewritten file");
 
   const afterPut = readFileSync(mainConfigPath);
   const noop = await main.admin("/applications/shop/endpoints/spare", { method: "PUT", body: { route: "/hooks/spare" } });

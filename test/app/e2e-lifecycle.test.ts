@@ -1,5 +1,6 @@
 // End to end lifecycle of the built `spool run`: hot reload by --watch and SIGHUP (valid, invalid
 // and restart-only edits), SIGTERM with open long polls, and durability across SIGKILL.
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
@@ -26,11 +27,18 @@ test("--watch applies a valid edit (rename-write), keeps serving on an invalid o
   try {
     await waitHealthy(proc, u.admin);
     assert.is((await call(`${u.ingress}/hooks/b`, { body: "x" })).status, 404);
+    const identity = async () =>
+      (await call(`${u.admin}/healthz?details=1`, { method: "GET", headers: { authorization: "Bearer admin-token" } })).json.diagnostics.config;
+    const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+    // The fingerprint is what `sha256sum Spoolfile` prints, so deploy tooling can confirm the file serving.
+    assert.is((await identity()).fingerprint, sha256(config));
 
     // An editor's save: write a temp file, rename it over the config.
     writeFileSync(join(dir, "Spoolfile.tmp"), spoolfileText(ports, `${ROUTE_A}\n${ROUTE_B}`));
     renameSync(join(dir, "Spoolfile.tmp"), config);
     await eventually(async () => ((await call(`${u.ingress}/hooks/b`, { body: "x" })).status === 202 ? true : undefined), 5_000, "route b after reload");
+    const applied = sha256(config);
+    assert.equal(await identity(), { ...(await identity()), fingerprint: applied, generation: 2 });
 
     writeFileSync(config, spoolfileText(ports, `${ROUTE_A}\n/hooks/broken { pull { path } }`));
     await proc.waitForOutput("config_reload_failed");
@@ -42,6 +50,7 @@ test("--watch applies a valid edit (rename-write), keeps serving on an invalid o
     assert.is((await call(`${u.ingress}/hooks/b`, { body: "x" })).status, 202, "listener unchanged, still serving");
     const details = await call(`${u.admin}/healthz?details=1`, { method: "GET", headers: { authorization: "Bearer admin-token" } });
     assert.is(details.json.diagnostics.config.generation, 2, "only the valid edit was applied");
+    assert.is(details.json.diagnostics.config.fingerprint, applied, "the fingerprint names the file that serves, not the refused edits");
   } finally {
     const result = await stopSpool(proc);
     assert.is(result.code, 0);
