@@ -10,10 +10,10 @@ export interface MaintenanceErrors {
 
 export function startMaintenance(store: Store, schedule: StoreSchedule, onError: MaintenanceErrors): () => void {
   const timers: NodeJS.Timeout[] = [];
-  const every = (ms: number | undefined, task: "prune" | "trend_sample", run: () => Promise<unknown>) => {
+  const every = (ms: number | undefined, task: "prune" | "trend_sample", run: () => Promise<unknown>, atStart = false) => {
     if (!ms || ms <= 0) return;
     let running = false;
-    const timer = setInterval(() => {
+    const tick = () => {
       // A slow prune must not pile up behind itself.
       if (running) return;
       running = true;
@@ -24,11 +24,15 @@ export function startMaintenance(store: Store, schedule: StoreSchedule, onError:
           onError(task, error);
         },
       );
-    }, ms);
+    };
+    const timer = setInterval(tick, ms);
     timer.unref();
     timers.push(timer);
+    if (atStart) tick();
   };
   every(schedule.pruneIntervalMs, "prune", () => store.prune());
-  every(schedule.trendSampleIntervalMs, "trend_sample", () => store.captureTrendSample());
+  // The first trend sample is taken at start: without one, the trend signals would report
+  // sampling_stale (a critical operator action) for the whole first capture interval.
+  every(schedule.trendSampleIntervalMs, "trend_sample", () => store.captureTrendSample(), true);
   return () => timers.forEach((t) => clearInterval(t));
 }

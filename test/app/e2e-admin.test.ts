@@ -190,6 +190,12 @@ test("/healthz needs no token; ?details=1 does, and counts dead letters by reaso
   assert.equal([bare.status, bare.json], [200, { ok: true }]);
   const anonymous = await call(`${main.urls.admin}/healthz?details=1`, { method: "GET" });
   assert.equal([anonymous.status, anonymous.json.code, anonymous.headers.get("www-authenticate")], [401, "unauthorized", 'Bearer realm="spool"']);
+  // The first trend sample is taken at start: no sampling_stale alarm for the first capture interval (1 min).
+  const signals = await eventually(async () => {
+    const view = (await main.admin("/healthz?details=1")).json.diagnostics.queue.trend_signals;
+    return view.signals.length > 0 || view.operator_actions.length > 0 ? undefined : view;
+  }, 3_000, "trend signals without sampling_stale after start");
+  assert.equal(signals.signals, []);
 
   for (const body of ["first", "second"]) assert.is((await call(`${main.urls.ingress}/hooks/jobs`, { body })).status, 202);
   const { items } = (await pullCall(`${main.urls.pull}/jobs`, "dequeue", "pull-token", { batch: 2 })).json;
