@@ -1,5 +1,6 @@
 // The parts `spool run` mounts on the app's seams: the Admin API behind the admin token, the
 // push/exec delivery service, and the trend signals of /healthz?details=1.
+import { redact } from "./observability/redact.js";
 import { compileSpoolfile, configFingerprint, type CompileOptions, renderDiagnostic } from "../compiler/index.js";
 import { computeTrendSignals, createAdminApi, healthTrendSignals } from "./admin/index.js";
 import type { AppContext, AppDeps, AppService } from "./app.js";
@@ -22,7 +23,8 @@ export function spoolExtensions(options: ExtensionOptions): Pick<AppDeps, "admin
         getConfig: () => context.config(),
         store: context.store,
         clock: context.clock,
-        audit: (record) => writeAuditLine(JSON.stringify(record)),
+        // Credentials typed into the free-text fields (reason, actor) are masked like in every log line.
+        audit: (record) => writeAuditLine(JSON.stringify(redact(record))),
         metrics: context.metrics,
         configPath: options.configPath,
         applyConfigText: async (text) => {

@@ -490,6 +490,15 @@ test("the policy process: audit headers are checked in order and the audit line 
   assert.equal([refused.principal, refused.actor, refused.metadata], ["mallory", "mallory", { kind: "refused", operation: "messages_cancel" }], "a refused mutation is audited with the actor sent");
 });
 
+test("audit lines mask credentials written into the reason, as every other log line does", async () => {
+  const reason = "rotating Bearer abc.def-SECRET after a leak; see postgres://ops:pw-SECRET@db/x";
+  const sent = await main.admin("/messages/cancel", { body: { ids: ["nothing"] }, reason });
+  assert.is(sent.status, 200);
+  const line = await eventually(() => auditLines(main.proc.output()).find((l) => l.request_id === sent.requestId), 5_000, "the audit line");
+  assert.is(line.reason, "rotating Bearer [redacted] after a leak; see postgres://ops:[redacted]@db/x");
+  assert.not.match(main.proc.output(), /SECRET/);
+});
+
 test("audit: one line per mutation, for each kind, with the recomputable input_hash", async () => {
   const bulk = (await main.admin("/messages?route=/hooks/bulk")).json.items as { state: string }[];
   const cancelable = bulk.filter((i) => ["queued", "leased", "dead"].includes(i.state)).length;
