@@ -408,11 +408,12 @@ dispatch("each auth kind is verified and refusals map to catalogue errors", asyn
   assert.equal(await authenticateIngress({ kind: "none" }, inbound({})), { ok: true });
   assert.equal(await authenticateIngress({ kind: "token", tokens: ["t"] }, inbound({ authorization: "Bearer t" })), { ok: true });
   const refused = await authenticateIngress({ kind: "token", tokens: ["t"] }, inbound({ authorization: "Bearer x" }));
-  assert.equal(refused, { ok: false, status: 401, reason: "invalid_credentials" });
+  assert.equal(refused, { ok: false, status: 401, reason: "invalid_credentials", challenge: 'Bearer realm="spool"' });
   if (refused.ok) return;
   const error = ingressAuthError(refused);
   assert.is(error.status, 401);
   assert.is(error.code, "unauthorized");
+  assert.equal(error.headers, { "WWW-Authenticate": 'Bearer realm="spool"' });
   assert.equal(await authenticateIngress({ kind: "basic", credentials: basicPairs }, inbound(basic("alice", "a-secret"))), { ok: true });
   const hmac = await authenticateIngress({ kind: "hmac", options: { secrets: [{ value: "s3cret" }] } }, inbound(signGeneric("s3cret", nowSeconds)));
   assert.equal(hmac, { ok: true, replay: { nonce: "nonce-1", expiresAtMs: nowMs + 300_000 } });
@@ -435,7 +436,7 @@ dispatch("only forward auth answers with a promise; the other kinds decide at on
     authenticateIngress({ kind: "basic", credentials: basicPairs }, inbound(basic("alice", "a-secret"))),
   ];
   for (const outcome of decided) assert.not.instance(outcome, Promise);
-  assert.equal(decided[1], { ok: false, status: 401, reason: "invalid_credentials" });
+  assert.equal(decided[1], { ok: false, status: 401, reason: "invalid_credentials", challenge: 'Bearer realm="spool"' });
   const { url, server } = await authServer((_req, res) => res.end());
   try {
     const pending = authenticateIngress({ kind: "forward", url, options: forwardOptions }, inbound({}));

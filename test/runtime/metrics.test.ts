@@ -157,7 +157,7 @@ exposition("one scrape makes one snapshot call, which is reused for 2 s and then
   assert.not.match(text, /route="\/github"/, "a route gone from the snapshot is no longer emitted");
 });
 
-exposition("a failing snapshot keeps the last values and is reported", async () => {
+exposition("a failing snapshot is reported and the queue gauges read NaN, not the last values", async () => {
   const clock = testClock();
   let fail = false;
   const errors: unknown[] = [];
@@ -175,8 +175,12 @@ exposition("a failing snapshot keeps the last values and is reported", async () 
   fail = true;
   clock.advance(5_000);
   const text = await metrics.registry.metrics();
-  assert.match(text, /^spool_queue_depth\{state="queued"\} 3$/m);
+  assert.match(text, /^spool_queue_depth\{state="queued"\} nan$/im);
+  assert.match(text, /^spool_queue_oldest_queued_age_seconds nan$/im);
   assert.is(errors.length, 1);
+  fail = false;
+  clock.advance(5_000);
+  assert.match(await metrics.registry.metrics(), /^spool_queue_depth\{state="queued"\} 3$/m, "back once the store answers");
 });
 
 const handles = suite("metric handles");
