@@ -69,8 +69,19 @@ export function parseDurationMs(text: string): number | undefined {
   return rounded <= MAX_DURATION_MS ? rounded : undefined;
 }
 
-/** A Standard Webhooks signing key is base64, optionally prefixed `whsec_`: its base64 part, or undefined. */
-export function standardWebhooksKeyBase64(value: string): string | undefined {
-  const base64 = value.startsWith("whsec_") ? value.slice("whsec_".length) : value;
-  return /^[A-Za-z0-9+/]+={0,2}$/.test(base64) ? base64 : undefined;
+/**
+ * The HMAC key of a Standard Webhooks secret: base64 (canonical, with or without padding),
+ * optionally prefixed `whsec_`, surrounding whitespace ignored. Undefined when the text is not such
+ * base64 or decodes to no bytes (`whsec_`, `whsec_A`): an empty key is one anyone can sign with.
+ * The one decoder of the compiler's check, push signing and ingress verification.
+ */
+export function decodeStandardWebhooksKey(value: string): Buffer | undefined {
+  const text = value.trim();
+  const base64 = text.startsWith("whsec_") ? text.slice("whsec_".length) : text;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) return undefined;
+  const key = Buffer.from(base64, "base64");
+  // Canonical only: re-encoding gives the text back (a stray trailing character, "A" or "AAAAA",
+  // is not silently dropped).
+  if (key.length === 0 || key.toString("base64").replace(/=+$/, "") !== base64.replace(/=+$/, "")) return undefined;
+  return key;
 }

@@ -5,7 +5,7 @@ import { nameOf, spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { NamedSecret, RotatingSecret, SecretSource } from "../ir.js";
 import type { Span } from "../../grammar/index.js";
-import { standardWebhooksKeyBase64 } from "../syntax.js";
+import { decodeStandardWebhooksKey } from "../syntax.js";
 import { decodeSecretSource, decodeTimestamp, expectArgs, expectNoBlock, singleArgOf } from "../values.js";
 
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -104,7 +104,7 @@ export function plainSecret(source: SecretSource): RotatingSecret {
  */
 export function checkStandardWebhooksKeys(cx: CompileContext, at: Span, keys: readonly RotatingSecret[], what: string): void {
   for (const { id, source } of keys) {
-    if (source.value === null || standardWebhooksKeyBase64(source.value) !== undefined) continue;
+    if (source.value === null || decodeStandardWebhooksKey(source.value) !== undefined) continue;
     const named = id === null ? `${source.kind}:` + (source.kind === "raw" ? "" : source.ref) : `secret ${JSON.stringify(id)}`;
     cx.error(at, `${what}: the key from ${named} is empty or not base64 (optionally prefixed whsec_)`);
   }

@@ -4,7 +4,7 @@
 // row 7), so a rotated file takes effect without a reload.
 import { createHash, createHmac } from "node:crypto";
 import { readSecretFile } from "../../compiler/context.js";
-import { standardWebhooksKeyBase64 } from "../../compiler/syntax.js";
+import { decodeStandardWebhooksKey } from "../../compiler/index.js";
 
 export interface SigningSecret {
   /** The resolved secret text (never a `env:`/`file:` reference: the compiler resolved that). */
@@ -143,11 +143,11 @@ export function signStandardWebhooks(key: Buffer, messageId: string, unixSeconds
   return createHmac("sha256", key).update(`${messageId}.${unixSecondsValue}.`).update(body).digest("base64");
 }
 
-/** Standard Webhooks secrets are base64 with an optional `whsec_` prefix. */
+/** The key of a Standard Webhooks secret (compiler decodeStandardWebhooksKey); throws for a malformed or empty one. */
 export function decodeStandardWebhooksSecret(value: string): Buffer {
-  const base64 = standardWebhooksKeyBase64(value);
-  if (base64 === undefined) throw new Error("standard_webhooks secret must be base64 (optionally prefixed whsec_)");
-  return Buffer.from(base64, "base64");
+  const key = decodeStandardWebhooksKey(value);
+  if (key === undefined) throw new Error("standard_webhooks secret must be non-empty base64 (optionally prefixed whsec_)");
+  return key;
 }
 
 /** The URL's escaped path as sent on the request line, without the query; "/" when empty. */

@@ -299,7 +299,8 @@ presets("standard_webhooks: a secret that is empty or not base64 after whsec_ ve
   const headers = (signature: string) => ({ "webhook-id": id, "webhook-timestamp": String(nowSeconds), "webhook-signature": signature });
   // The signature anyone can make: HMAC with an empty key (what `whsec_` alone decodes to).
   const emptyKeySignature = createHmac("sha256", Buffer.alloc(0)).update(`${id}.${nowSeconds}.${body}`).digest("base64");
-  for (const value of ["whsec_", "", "whsec_!!!notb64"]) {
+  // `whsec_A` is base64-shaped but decodes to no bytes at all; `whsec_AAAAA` has a stray character.
+  for (const value of ["whsec_", "", "whsec_!!!notb64", "whsec_A", "whsec_A=", "B", "whsec_AAAAA"]) {
     const options = { secrets: [{ value }] };
     assert.equal(verifyProvider("standard_webhooks", inbound(headers(`v1,${emptyKeySignature}`)), options), { ok: false, reason: "no_secret_valid" }, value);
   }

@@ -2,7 +2,7 @@
 // Presets carry no nonce: the providers retry with the same signature, and their own timestamps
 // (where they have one) bound the replay window.
 import { anySecretSigns, DEFAULT_HMAC_TOLERANCE_MS } from "./hmac.js";
-import { standardWebhooksKeyBase64 } from "../../../compiler/syntax.js";
+import { decodeStandardWebhooksKey } from "../../../compiler/index.js";
 import { secretsValidAt } from "./secrets.js";
 import { fail, headerValue, type InboundRequest, type RotatingSecret, type VerifyFailure } from "./types.js";
 
@@ -111,18 +111,9 @@ function verifyStandardWebhooks(request: InboundRequest, options: ProviderOption
   if (Math.abs(request.nowMs - timestampMs) > (options.toleranceMs ?? DEFAULT_HMAC_TOLERANCE_MS)) {
     return fail("timestamp_out_of_tolerance");
   }
-  const secrets = secretsValidAt(options.secrets, timestampMs).flatMap(decodeStandardWebhookSecret);
+  const secrets = secretsValidAt(options.secrets, timestampMs).flatMap((secret) => decodeStandardWebhooksKey(secret.toString("utf8")) ?? []);
   if (secrets.length === 0) return fail("no_secret_valid");
   const message = Buffer.concat([Buffer.from(`${id}.${timestampText}.`, "utf8"), request.body]);
   return anySecretSigns(secrets, message, ...signatures) ? { ok: true } : fail("invalid_credentials");
 }
 
-/**
- * The HMAC key of a Standard Webhooks secret, or none when the secret is not base64 (after an
- * optional `whsec_`) or is empty: such a key never verifies anything (the compiler refuses it too;
- * a second guard behind the compiler).
- */
-export function decodeStandardWebhookSecret(secret: Buffer): Buffer[] {
-  const base64 = standardWebhooksKeyBase64(secret.toString("utf8").trim());
-  return base64 === undefined ? [] : [Buffer.from(base64, "base64")];
-}
