@@ -2,7 +2,7 @@
 // method, then auth, then route, then op (reference-behaviour.md §3); bodies are strict JSON
 // (unknown fields and trailing documents are 400 invalid_body).
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ApiError, apiError, retryAfterHeader } from "../errors.js";
+import { apiError, retryAfterHeader } from "../errors.js";
 import { readBody } from "../http/body.js";
 import { parseStrictJson, type BodySchema } from "../http/json.js";
 import { sendEmpty, sendJson, sendJsonText } from "../http/respond.js";
@@ -53,16 +53,13 @@ export function createPullHandler(deps: PullHttpDeps) {
     const op = path.slice(slash + 1);
     const pullRoute = state.routes.get(endpoint);
     if (!pullRoute) throw apiError("not_found", `no pull route at ${endpoint || path}`, { closeConnection: true });
-    if (op !== "dequeue") return authorized(req, res, token, digest, op, pullRoute, state);
-    // Every dequeue on a known route is counted once, by the status it is answered with.
-    const route = pullRoute.route.path;
-    try {
-      await authorized(req, res, token, digest, op, pullRoute, state);
-      deps.metrics.pull.dequeue.inc({ route, status: "200" });
-    } catch (error) {
-      deps.metrics.pull.dequeue.inc({ route, status: dequeueStatusLabel(error instanceof ApiError ? error.status : 500) });
-      throw error;
+    // Every dequeue on a known route is counted once, by the status its answer went out with; one
+    // the client abandoned before any answer (closed, never finished) is not counted.
+    if (op === "dequeue") {
+      const route = pullRoute.route.path;
+      res.once("finish", () => deps.metrics.pull.dequeue.inc({ route, status: dequeueStatusLabel(res.statusCode) }));
     }
+    return authorized(req, res, token, digest, op, pullRoute, state);
   };
 
   /** The rest of a request to a known pull route: its token list, the operation, the body, the rate limit. */
