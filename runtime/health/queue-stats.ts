@@ -13,7 +13,11 @@ const HISTORY_LENGTH = 16;
 export interface QueueStatsSource {
   /** Fresh or at most 2 s stale; rejects when the store has not answered within that bound. */
   get(): Promise<{ data: QueueStats; loadedAtMs: number }>;
-  /** The last stats without waiting (starts a refresh when they are getting old); undefined before the first load. */
+  /**
+   * The last stats without waiting (starts a refresh when they are getting old); undefined before
+   * the first load and once they are older than the 2 s bound (adaptive backpressure then has no
+   * verdict rather than one from old figures).
+   */
   peek(): QueueStats | undefined;
   /** Queue totals sampled at least `sampleIntervalMs` apart, oldest first (sustained-growth signal). */
   totalHistory(): readonly number[];
@@ -43,8 +47,9 @@ export function createQueueStatsSource(
     get: () => cache.get(),
     peek() {
       const current = cache.peek();
-      if (!current || clock.now() - current.loadedAtMs >= STATS_REFRESH_AFTER_MS) void cache.get().catch(() => undefined);
-      return current?.data;
+      const ageMs = current ? clock.now() - current.loadedAtMs : Infinity;
+      if (ageMs >= STATS_REFRESH_AFTER_MS) void cache.get().catch(() => undefined);
+      return ageMs < STATS_MAX_AGE_MS ? current?.data : undefined;
     },
     totalHistory: () => history,
   };

@@ -24,7 +24,8 @@ export class StaleWhileRefreshCache<T> {
 
   /**
    * The value and when it was loaded. Rejects when the value is past `maxAgeMs` (or there is none)
-   * and loading fails: a value older than the bound is never served as current.
+   * and loading fails, or does not answer within `maxAgeMs` (a store that hangs rather than fails):
+   * a value older than the bound is never served as current. A late answer still lands in the cache.
    */
   async get(): Promise<{ data: T; loadedAtMs: number }> {
     const nowMs = this.#options.clock.now();
@@ -34,7 +35,7 @@ export class StaleWhileRefreshCache<T> {
       void this.#refresh().catch(() => undefined);
       return current;
     }
-    await this.#refresh();
+    await withDeadline(this.#refresh(), this.#options.maxAgeMs);
     return this.#value!;
   }
 
@@ -58,4 +59,13 @@ export class StaleWhileRefreshCache<T> {
     );
     return this.#inFlight;
   }
+}
+
+/** `work`, or a rejection once `ms` (real time) have passed without its answer. */
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }

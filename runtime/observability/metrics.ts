@@ -42,7 +42,7 @@ export interface MetricsOptions {
   clock: NowClock;
   /** Queue gauges are at most this stale; 2 s by DECISIONS.md. */
   snapshotMaxAgeMs?: number;
-  /** Called when the snapshot provider fails; the gauges keep their last values. */
+  /** Called when the snapshot provider fails; the queue and memory gauges then read NaN and the lease gauge has no series. */
   onSnapshotError?: (error: unknown) => void;
 }
 
@@ -182,7 +182,7 @@ export function createMetrics(options: MetricsOptions) {
             registers,
             async collect() {
               const items = (await snapshot())?.memory?.itemsByState;
-              for (const state of MEMORY_STATES) this.set({ state }, items?.[state] ?? 0);
+              for (const state of MEMORY_STATES) this.set({ state }, items?.[state] ?? NaN);
             },
           }),
           retainedBytes: new Gauge<"state">({
@@ -192,7 +192,7 @@ export function createMetrics(options: MetricsOptions) {
             registers,
             async collect() {
               const bytes = (await snapshot())?.memory?.retainedBytesByState;
-              for (const state of MEMORY_STATES) this.set({ state }, bytes?.[state] ?? 0);
+              for (const state of MEMORY_STATES) this.set({ state }, bytes?.[state] ?? NaN);
             },
           }),
           retainedBytesTotal: new Gauge({
@@ -200,7 +200,7 @@ export function createMetrics(options: MetricsOptions) {
             help: "Bytes retained by the memory store.",
             registers,
             async collect() {
-              this.set((await snapshot())?.memory?.retainedBytesTotal ?? 0);
+              this.set((await snapshot())?.memory?.retainedBytesTotal ?? NaN);
             },
           }),
           evictions: counter("spool_store_memory_evictions_total", "Items evicted by the memory store by reason.", ["reason"]),

@@ -37,6 +37,24 @@ test("stale-while-refresh: fresh, then stale while a refresh runs, then the fail
   assert.equal(await cache.get(), { data: "value@2000", loadedAtMs: 2_000 }, "recovers with the store");
 });
 
+test("stale-while-refresh: a load that never answers is a failure after the bound, and a late answer still lands", async () => {
+  let answer: (value: string) => void = () => {};
+  let hang = false;
+  const clock = { now: () => 0 };
+  const cache = new StaleWhileRefreshCache(
+    () => (hang ? new Promise<string>((resolve) => (answer = resolve)) : Promise.resolve("first")),
+    { refreshAfterMs: 20, maxAgeMs: 50, clock },
+  );
+  assert.is((await cache.get()).data, "first");
+  hang = true;
+  clock.now = () => 1_000;
+  const failure = await cache.get().then(() => undefined, (error: Error) => error.message);
+  assert.is(failure, "no answer within 50 ms");
+  answer("late");
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.is(cache.peek()?.data, "late");
+});
+
 test("snapshot cache: undefined, not the last value, when a load fails", async () => {
   const { state, load, clock } = source();
   const cache = new SnapshotCache(load, { maxAgeMs: 0, clock });
