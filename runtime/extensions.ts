@@ -1,10 +1,10 @@
 // The parts `spool run` mounts on the app's seams: the Admin API behind the admin token, the
 // push/exec delivery service, and the trend signals of /healthz?details=1.
-import { redact } from "./observability/redact.js";
 import { compileSpoolfile, configFingerprint, type CompileOptions, renderDiagnostic } from "../compiler/index.js";
-import { computeTrendSignals, createAdminApi, healthTrendSignals } from "./admin/index.js";
+import { computeTrendSignals, createAdminApi, healthTrendSignals, type AuditRecord } from "./admin/index.js";
 import type { AppContext, AppDeps, AppService } from "./app.js";
 import { createDeliveryService } from "./delivery/service.js";
+import { redactProse } from "./observability/redact.js";
 
 export interface ExtensionOptions {
   /** The Spoolfile management PUT/DELETE rewrite. */
@@ -23,8 +23,9 @@ export function spoolExtensions(options: ExtensionOptions): Pick<AppDeps, "admin
         getConfig: () => context.config(),
         store: context.store,
         clock: context.clock,
-        // Credentials typed into the free-text fields (reason, actor) are masked like in every log line.
-        audit: (record) => writeAuditLine(JSON.stringify(redact(record))),
+        // Credentials typed into the free-text fields are masked, as in every log line; the words
+        // around them are the audit trail and are kept.
+        audit: (record) => writeAuditLine(JSON.stringify(withProseRedacted(record))),
         metrics: context.metrics,
         configPath: options.configPath,
         applyConfigText: async (text) => {
@@ -62,4 +63,13 @@ function deliveryService(context: AppContext): AppService {
       await service.stop({ drainMs });
     },
   };
+}
+
+/** The audit record with credentials masked in the fields its callers write (reason, actor, request id). */
+function withProseRedacted(record: AuditRecord): AuditRecord {
+  const masked = { ...record };
+  if (masked.reason !== undefined) masked.reason = redactProse(masked.reason);
+  if (masked.actor !== undefined) masked.actor = redactProse(masked.actor);
+  if (masked.request_id !== undefined) masked.request_id = redactProse(masked.request_id);
+  return masked;
 }

@@ -20,6 +20,21 @@ export function redactText(text: string): string {
   return text.replace(AUTH_IN_TEXT, `$1 ${REDACTED}`).replace(URL_PASSWORD, `$1:${REDACTED}@`);
 }
 
+// In prose an operator wrote ("basic cleanup of the DLQ", "bearer duty"), only a token-shaped word
+// after Bearer/Basic is a credential: 8+ characters with a digit or one of . _ ~ + / = -, or with
+// a capital past its first letter (base64 of user:pass), or 20+ letters. Case-sensitive classes,
+// so the scheme's any-case spelling is written out.
+const AUTH_IN_PROSE =
+  /\b([Bb][Ee][Aa][Rr][Ee][Rr]|[Bb][Aa][Ss][Ii][Cc])\s+(?:(?=[A-Za-z]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}|(?=[A-Za-z][a-z]*[A-Z])[A-Za-z]{8,}|[A-Za-z]{20,})/g;
+
+/**
+ * redactText for text people write to be read back (the audit reason and actor): credentials are
+ * masked, ordinary words after "basic" or "bearer" are kept.
+ */
+export function redactProse(text: string): string {
+  return text.replace(AUTH_IN_PROSE, `$1 ${REDACTED}`).replace(URL_PASSWORD, `$1:${REDACTED}@`);
+}
+
 /**
  * A copy of `value` safe to log: secret-named fields masked at any depth, credentials in strings
  * masked, Errors reduced to name and message, cycles and deep nesting cut.

@@ -497,6 +497,10 @@ test("audit lines mask credentials written into the reason, as every other log l
   const line = await eventually(() => auditLines(main.proc.output()).find((l) => l.request_id === sent.requestId), 5_000, "the audit line");
   assert.is(line.reason, "rotating Bearer [redacted] after a leak; see postgres://ops:[redacted]@db/x");
   assert.not.match(main.proc.output(), /SECRET/);
+  // Ordinary words after "basic" or "bearer" are the audit trail, not credentials.
+  const prose = await main.admin("/messages/cancel", { body: { ids: ["nothing"] }, reason: "basic cleanup of stale dlq items", actor: "ops bearer duty" });
+  const proseLine = await eventually(() => auditLines(main.proc.output()).find((l) => l.request_id === prose.requestId), 5_000, "the prose audit line");
+  assert.equal([proseLine.reason, proseLine.actor], ["basic cleanup of stale dlq items", "ops bearer duty"]);
 });
 
 test("audit: one line per mutation, for each kind, with the recomputable input_hash", async () => {

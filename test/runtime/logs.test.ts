@@ -7,7 +7,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createAccessLogger } from "../../runtime/observability/access-log.js";
 import { createRuntimeLogger } from "../../runtime/observability/log.js";
-import { REDACTED, redact, redactText } from "../../runtime/observability/redact.js";
+import { REDACTED, redact, redactProse, redactText } from "../../runtime/observability/redact.js";
 import type { LogSink } from "../../runtime/observability/sink.js";
 
 const clock = { now: () => Date.UTC(2026, 0, 15, 12, 0, 0) };
@@ -52,6 +52,14 @@ redaction("credentials inside free text and error messages are masked", () => {
   assert.is(redactText("connect postgres://spool:hunter2@db:5432/x failed"), `connect postgres://spool:${REDACTED}@db:5432/x failed`);
   const error = redact({ error: new Error("auth failed for basic Zm9vOmJhcg==") }) as Record<string, any>;
   assert.equal(error.error, { name: "Error", message: `auth failed for basic ${REDACTED}` });
+});
+
+redaction("prose keeps ordinary words after basic or bearer and masks token-shaped ones", () => {
+  for (const kept of ["basic cleanup of stale dlq items", "ops bearer duty", "Basic Authentication was misconfigured"]) assert.is(redactProse(kept), kept);
+  assert.is(redactProse("rotate Bearer abc.def-123 now"), `rotate Bearer ${REDACTED} now`);
+  assert.is(redactProse("old header Basic dXNlcjpwYXNz"), `old header Basic ${REDACTED}`);
+  assert.is(redactProse("Bearer abcdefghijklmnopqrstuvwxyz"), `Bearer ${REDACTED}`);
+  assert.is(redactProse("see postgres://u:pw@db/x"), `see postgres://u:${REDACTED}@db/x`);
 });
 
 redaction("cycles, buffers and deep nesting do not break a log line", () => {
