@@ -41,7 +41,7 @@ export interface AppContext {
   /** The config now serving. */
   config(): SpoolConfig;
   /** Applies a new config (management PUT/DELETE: write the file, then reload); `fingerprint` as in AppDeps. */
-  reload(next: SpoolConfig, fingerprint?: string | null): ReloadOutcome;
+  reload(next: SpoolConfig, fingerprint: string | null): ReloadOutcome;
 }
 
 /**
@@ -99,7 +99,9 @@ export interface SpoolApp {
   start(): Promise<{ addresses: BoundAddress[] }>;
   /** Stop accepting, end long polls, let in-flight requests finish (up to `deadlineMs`), stop services, close the store. */
   stop(deadlineMs?: number): Promise<void>;
-  reload(next: SpoolConfig, fingerprint?: string | null): ReloadOutcome;
+  reload(next: SpoolConfig, fingerprint: string | null): ReloadOutcome;
+  /** The fingerprint of the config file serving now (AppDeps.configFingerprint, then each reload's). */
+  configFingerprint(): string | null;
   /** The runtime log (from the config's runtime_log, or deps.logger). */
   readonly logger: RuntimeLogger;
   /** Available after start(). */
@@ -150,7 +152,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
   let store: Store | undefined;
   let stopping: Promise<void> | undefined;
 
-  function reload(next: SpoolConfig, fingerprint: string | null = null): ReloadOutcome {
+  function reload(next: SpoolConfig, fingerprint: string | null): ReloadOutcome {
     const changes = restartRequiredChanges(generation.config, next);
     if (changes.length > 0) {
       logger.warn("config_reloaded_restart_required", { changes, detail: "these settings take effect after a restart; the running config is unchanged" });
@@ -330,6 +332,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
     start,
     stop,
     reload,
+    configFingerprint: () => generation.fingerprint,
     logger,
     get context() {
       if (!context) throw new Error("the app has not started");

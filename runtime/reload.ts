@@ -24,8 +24,11 @@ export interface ReloaderDeps {
   load(): ConfigLoad;
   apply(config: SpoolConfig, fingerprint: string | null): ReloadOutcome;
   logger: RuntimeLogger;
-  /** The text the running config was compiled from: an unchanged file is not reloaded on a watch event. */
-  initialText: string | null;
+  /**
+   * The fingerprint of the file the serving config came from (the app's, which management rewrites
+   * update too): a watch event on a file with the same bytes reloads nothing.
+   */
+  servingFingerprint(): string | null;
 }
 
 export type ReloadResult =
@@ -44,14 +47,13 @@ export interface Reloader {
 }
 
 export function createReloader(deps: ReloaderDeps): Reloader {
-  let appliedText = deps.initialText;
   let running: Promise<ReloadResult> | undefined;
   let again: Promise<ReloadResult> | undefined;
   let againForced = false;
 
   const runOnce = (trigger: string, force: boolean): ReloadResult => {
     const loaded = deps.load();
-    if (!force && loaded.text !== null && loaded.text === appliedText) return { kind: "unchanged" };
+    if (!force && loaded.fingerprint !== null && loaded.fingerprint === deps.servingFingerprint()) return { kind: "unchanged" };
     if (!loaded.config) {
       deps.logger.error("config_reload_failed", { trigger, errors: loaded.errors, detail: "the previous config keeps serving" });
       return { kind: "invalid", errors: loaded.errors };
@@ -59,7 +61,6 @@ export function createReloader(deps: ReloaderDeps): Reloader {
     for (const warning of loaded.warnings) deps.logger.warn("config_warning", { warning });
     const outcome = deps.apply(loaded.config, loaded.fingerprint);
     if (!outcome.applied) return { kind: "restart_required", changes: outcome.changes };
-    appliedText = loaded.text;
     deps.logger.info("config_reload_applied", { trigger, generation: outcome.generation });
     return { kind: "applied", generation: outcome.generation };
   };

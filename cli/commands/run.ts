@@ -79,7 +79,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
     ...extensions,
   });
   const logger = () => app.logger;
-  const reloader = createReloader({ load, apply: (next, fingerprint) => app.reload(next, fingerprint), logger: app.logger, initialText: initial.text });
+  const reloader = createReloader({ load, apply: (next, fingerprint) => app.reload(next, fingerprint), logger: app.logger, servingFingerprint: () => app.configFingerprint() });
   const triggerReload = (trigger: string, force = false) =>
     void reloader.reload(trigger, force).catch((error: unknown) => logger().error("config_reload_failed", { trigger, error }));
 

@@ -486,7 +486,7 @@ test("a reload that raises max_headers lifts the HTTP parser's header limit too"
   try {
     const before = await call(`${s.ingress}/hooks/a`, { headers: big, body: "x" });
     assert.equal([before.status, before.json.code], [413, "headers_too_large"]);
-    assert.equal(s.app.reload(withLimit(64 * 1024)), { applied: true, generation: 2 });
+    assert.equal(s.app.reload(withLimit(64 * 1024), null), { applied: true, generation: 2 });
     assert.is((await call(`${s.ingress}/hooks/a`, { headers: big, body: "x" })).status, 202, "the raised limit applies to the next connection");
   } finally {
     await s.app.stop();
@@ -560,7 +560,7 @@ test("reload swaps routes atomically and keeps a drained rate-limit bucket drain
     assert.is(limitedReply.status, 429);
     assert.ok(Number(limitedReply.headers.get("retry-after")) >= 1);
     const second = buildConfig({ routes: [pullRoute("/hooks/a", "/a", limited), pullRoute("/hooks/b", "/b")] });
-    assert.equal(s.app.reload(second), { applied: true, generation: 2 });
+    assert.equal(s.app.reload(second, null), { applied: true, generation: 2 });
     assert.is((await call(`${s.ingress}/hooks/b`, { body: "x" })).status, 202, "new route serves");
     assert.is((await call(`${s.ingress}/hooks/a`, { body: "3" })).status, 429, "bucket survived the reload");
   } finally {
@@ -591,7 +591,7 @@ test("reload that changes a listener is refused whole", async () => {
   const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a")] }));
   try {
     const moved = buildConfig({ routes: [pullRoute("/hooks/b", "/b")], patch: (c) => (c.ingress = { ...c.ingress, listen: { host: "127.0.0.1", port: 1, address: "127.0.0.1:1" } }) });
-    const outcome = s.app.reload(moved);
+    const outcome = s.app.reload(moved, null);
     assert.is(outcome.applied, false);
     assert.ok(!outcome.applied && outcome.changes.includes("ingress.listen"));
     assert.is((await call(`${s.ingress}/hooks/a`, { body: "x" })).status, 202, "old routes keep serving");

@@ -38,7 +38,8 @@ test("--watch applies a valid edit (rename-write), keeps serving on an invalid o
     renameSync(join(dir, "Spoolfile.tmp"), config);
     await eventually(async () => ((await call(`${u.ingress}/hooks/b`, { body: "x" })).status === 202 ? true : undefined), 5_000, "route b after reload");
     const applied = sha256(config);
-    assert.equal(await identity(), { ...(await identity()), fingerprint: applied, generation: 2 });
+    const afterEdit = await identity();
+    assert.equal([afterEdit.fingerprint, afterEdit.generation], [applied, 2]);
 
     writeFileSync(config, spoolfileText(ports, `${ROUTE_A}\n/hooks/broken { pull { path } }`));
     await proc.waitForOutput("config_reload_failed");
@@ -70,6 +71,29 @@ async function startWithPidFile(name: string, routes: (dir: string) => string) {
   await eventually(() => (existsSync(pidFile) ? true : undefined), 5_000, "pid file");
   return { dir, ports, u, config, pidFile, proc };
 }
+
+test("--watch compares files by their bytes: a change the decoded text hides (a BOM) still reloads, so the fingerprint names the file", async () => {
+  const dir = join(temp.path, "watch-bytes");
+  const ports = await freePorts();
+  const u = urls(ports);
+  mkdirSync(dir);
+  const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
+  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db"), "--watch"]);
+  const identity = async () =>
+    (await call(`${u.admin}/healthz?details=1`, { method: "GET", headers: { authorization: "Bearer admin-token" } })).json.diagnostics.config;
+  try {
+    await waitHealthy(proc, u.admin);
+    writeFileSync(config, "\uFEFF" + spoolfileText(ports, ROUTE_A));
+    const sha256 = createHash("sha256").update(readFileSync(config)).digest("hex");
+    const reloaded = await eventually(async () => {
+      const id = await identity();
+      return id.fingerprint === sha256 ? id : undefined;
+    }, 5_000, "the fingerprint of the file with its BOM");
+    assert.is(reloaded.generation, 2);
+  } finally {
+    assert.is((await stopSpool(proc)).code, 0);
+  }
+});
 
 test("SIGHUP re-reads an unchanged Spoolfile: a rotated file: token takes effect", async () => {
   const tokenFile = (dir: string) => join(dir, "ingress-token");

@@ -100,7 +100,7 @@ test("a verified request refused by the route's rate limit releases its nonce as
     assert.equal([refused.status, refused.json.code], [429, "rate_limited"]);
 
     // A larger burst starts a full bucket (rps 0.01 would otherwise take 100 s to refill).
-    assert.is(s.app.reload(limited(3)).applied, true);
+    assert.is(s.app.reload(limited(3), null).applied, true);
     assert.is((await call(`${s.ingress}/hooks/signed`, { headers, body: second })).status, 202, "the identical retry is accepted");
     const replay = await call(`${s.ingress}/hooks/signed`, { headers: signed("nonce-first", first), body: first });
     assert.equal([replay.status, replay.json.code], [401, "unauthorized"], "the nonce accepted before the reload stays used");

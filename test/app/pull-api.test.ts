@@ -95,13 +95,13 @@ test("reload keeps a drained pull bucket when the limit is unchanged and starts 
   try {
     assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a")).status, 200);
     assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a")).status, 429);
-    assert.equal(s.app.reload(fleets({ rps: 0.01, burst: 1 })), { applied: true, generation: 2 });
+    assert.equal(s.app.reload(fleets({ rps: 0.01, burst: 1 }), null), { applied: true, generation: 2 });
     assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a")).status, 429, "the bucket survived an unchanged reload");
-    assert.equal(s.app.reload(fleets({ rps: 0.01, burst: 3 })), { applied: true, generation: 3 }, "a pull rate limit reloads live");
+    assert.equal(s.app.reload(fleets({ rps: 0.01, burst: 3 }), null), { applied: true, generation: 3 }, "a pull rate limit reloads live");
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a")).status);
     assert.equal(statuses, [200, 200, 200, 429], "changed settings start with a full bucket of the new burst");
-    assert.equal(s.app.reload(fleets(null)), { applied: true, generation: 4 });
+    assert.equal(s.app.reload(fleets(null), null), { applied: true, generation: 4 });
     assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a")).status, 200, "removing the limit lifts it");
   } finally {
     await s.app.stop();
