@@ -93,8 +93,10 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
   // Without --pid-file SIGHUP does not reload; it still must not kill the process outright (Node's
-  // default), so a hangup stops the service as gracefully as SIGTERM.
-  if (!flags.pidFile) process.once("SIGHUP", onSignal);
+  // default), so a hangup stops the service as gracefully as SIGTERM, and further hangups during the
+  // drain are ignored. The exit status is then 129 (128 + SIGHUP), as for a process the signal ended,
+  // so a supervisor that restarts on failure (systemd Restart=on-failure) still brings it back.
+  if (!flags.pidFile) process.on("SIGHUP", onSignal);
 
   try {
     await app.start();
@@ -119,7 +121,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   await app.stop(STOP_DEADLINE_MS);
   if (flags.pidFile) rmSync(flags.pidFile, { force: true });
   clearTimeout(hardExit);
-  return 0;
+  return signal === "SIGHUP" ? 129 : 0;
 }
 
 /** `KEY=value` lines; `#` comments, blank lines and an `export ` prefix are allowed. Variables already set win. */
