@@ -441,7 +441,11 @@ test("refusals answered by the HTTP parser on the ingress listener are counted a
 });
 
 test("Expect: 100-continue: 100 only once the body is wanted; a declared body over max_body or an unknown route gets its final answer without one", async () => {
-  const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a", { maxBodyBytes: 1024 })] }));
+  const s = await run(
+    buildConfig({
+      routes: [pullRoute("/hooks/a", "/a", { maxBodyBytes: 1024 }), pullRoute("/hooks/tok", "/tok", { auth: { kind: "token", tokens: [raw("tok")] } })],
+    }),
+  );
   /** Sends the head only and returns the first bytes answered; `body` is sent once they arrive. */
   const firstAnswer = (head: string, body?: string) =>
     new Promise<{ first: string; rest: Promise<string> }>((resolve) => {
@@ -463,6 +467,10 @@ test("Expect: 100-continue: 100 only once the body is wanted; a declared body ov
     assert.match(tooLarge.first, /^HTTP\/1\.1 413 /, "no 100 before the 413");
     const unknown = await firstAnswer("POST /nowhere HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n");
     assert.match(unknown.first, /^HTTP\/1\.1 404 /, "no 100 before the 404");
+    // A token route checks the token before it wants the body: no 100 before the 401.
+    const unauthenticated = await firstAnswer("POST /hooks/tok HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n");
+    assert.match(unauthenticated.first, /^HTTP\/1\.1 401 [^]*WWW-Authenticate: Bearer/, "no 100 before the 401");
+    assert.match(await unauthenticated.rest, /Connection: close/);
     const fits = await firstAnswer("POST /hooks/a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\nConnection: close\r\n\r\n", "hello");
     assert.match(fits.first, /^HTTP\/1\.1 100 Continue\r\n\r\n/);
     assert.match(await fits.rest, /HTTP\/1\.1 202 [^]*"status":"queued"/);

@@ -70,11 +70,12 @@ function unauthorizedUnless(result: { ok: true } | { ok: false; reason: VerifyFa
 }
 
 /** The catalogue error for a refused ingress authentication (401 unauthorized, 403 forbidden, 503 auth_unavailable). */
-export function ingressAuthError(outcome: Extract<IngressAuthOutcome, { ok: false }>): ApiError {
+export function ingressAuthError(outcome: Extract<IngressAuthOutcome, { ok: false }>, options: { closeConnection?: boolean } = {}): ApiError {
   switch (outcome.status) {
     case 401:
       return apiError("unauthorized", `authentication failed: ${outcome.reason}`, {
         surface: "ingress",
+        closeConnection: options.closeConnection,
         ...(outcome.challenge === undefined ? {} : { headers: { "WWW-Authenticate": outcome.challenge } }),
       });
     case 403:
