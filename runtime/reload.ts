@@ -1,7 +1,7 @@
 // Hot reload (`--watch`, SIGHUP with --pid-file): compile the new file fully first; an invalid file
 // keeps the old config serving and is logged; a valid one is handed to the app, which applies it
 // atomically or refuses it when it needs a restart (clarifications.md 19–20, reference §2 row 38).
-import { lstatSync, readlinkSync, watch, type FSWatcher } from "node:fs";
+import { lstatSync, readlinkSync, statSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import type { SpoolConfig } from "../compiler/ir.js";
 import type { ReloadOutcome } from "./app.js";
@@ -103,7 +103,8 @@ export function watchConfigFile(path: string, onChange: () => void, options: { d
   const debounceMs = options.debounceMs ?? 100;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
-  const watchers = new Map<string, FSWatcher>();
+  /** By directory path, with the directory's identity: one removed and made again is watched afresh. */
+  const watchers = new Map<string, { watcher: FSWatcher; identity: string }>();
   let names = new Map<string, Set<string>>();
 
   const fire = () => {
@@ -113,22 +114,24 @@ export function watchConfigFile(path: string, onChange: () => void, options: { d
   };
   const rewatch = () => {
     names = watchPoints(absolute);
-    for (const [dir, watcher] of watchers) {
-      if (names.has(dir)) continue;
-      watcher.close();
+    for (const [dir, watched] of watchers) {
+      if (names.has(dir) && identityOf(dir) === watched.identity) continue;
+      watched.watcher.close();
       watchers.delete(dir);
     }
     for (const dir of names.keys()) {
       if (watchers.has(dir)) continue;
       try {
+        const identity = identityOf(dir);
         const watcher = watch(dir, { persistent: false }, (_event, filename) => {
           if (filename !== null && !names.get(dir)?.has(filename.toString())) return;
           clearTimeout(timer);
           timer = setTimeout(fire, debounceMs);
         });
         watcher.on("error", (error) => options.onError?.(error));
-        watchers.set(dir, watcher);
+        watchers.set(dir, { watcher, identity });
       } catch (error) {
+        // Tried again after the next change seen elsewhere.
         options.onError?.(error);
       }
     }
@@ -138,10 +141,20 @@ export function watchConfigFile(path: string, onChange: () => void, options: { d
     close() {
       closed = true;
       clearTimeout(timer);
-      for (const watcher of watchers.values()) watcher.close();
+      for (const { watcher } of watchers.values()) watcher.close();
       watchers.clear();
     },
   };
+}
+
+/** Inode and birth time: file systems reuse a freed inode number for the next directory made. */
+function identityOf(dir: string): string {
+  try {
+    const stats = statSync(dir);
+    return `${stats.dev}:${stats.ino}:${stats.birthtimeMs}`;
+  } catch {
+    return "missing";
+  }
 }
 
 /** At most this many symlinks are followed (a loop stops there). */

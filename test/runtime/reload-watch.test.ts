@@ -1,6 +1,6 @@
 // --watch follows the config file through symlinks (a linked Spoolfile edited where it lives, a
 // Kubernetes ConfigMap swapping its `..data` link) and ignores other files in the same directory.
-import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -12,8 +12,9 @@ const test = suite("config file watch");
 test.after(() => temp.cleanup());
 
 let counter = 0;
+/** A fresh directory by its real path (a temp dir reached through a link, as on macOS, adds watch points of its own). */
 function freshDir(): string {
-  const dir = join(temp.path, `case-${++counter}`);
+  const dir = join(realpathSync(temp.path), `case-${++counter}`);
   mkdirSync(dir, { recursive: true });
   return dir;
 }
@@ -81,6 +82,29 @@ test("a ConfigMap swap of ..data is seen, and so is an edit under the new target
     writeFileSync(join(cm, "..v2", "Spoolfile"), "ingress { }\n# v2 edited\n");
     await new Promise((resolve) => setTimeout(resolve, 400));
     assert.ok(calls > afterSwap, "an edit under the new target");
+  } finally {
+    watcher.close();
+  }
+});
+
+test("a linked directory removed and made again is watched afresh", async () => {
+  const dir = freshDir();
+  mkdirSync(join(dir, "src"));
+  writeFileSync(join(dir, "src", "Spoolfile"), "ingress { }\n");
+  symlinkSync("src/Spoolfile", join(dir, "Spoolfile"));
+  let calls = 0;
+  const watcher = watchConfigFile(join(dir, "Spoolfile"), () => calls++, { debounceMs: 50 });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    rmSync(join(dir, "src"), { recursive: true });
+    mkdirSync(join(dir, "src"));
+    writeFileSync(join(dir, "src", "Spoolfile"), "ingress { }\n# new\n");
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const afterRecreate = calls;
+    assert.ok(afterRecreate >= 1, "the removal and the new file");
+    writeFileSync(join(dir, "src", "Spoolfile"), "ingress { }\n# edited in the new directory\n");
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.ok(calls > afterRecreate, "an edit in the recreated directory");
   } finally {
     watcher.close();
   }
