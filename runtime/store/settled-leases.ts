@@ -9,7 +9,12 @@
 // queued). Here a full generation is dropped whole, in O(1).
 import { SETTLED_LEASE_MEMORY_MS } from "./store.js";
 
-export type SettleKind = "ack" | "nack";
+/**
+ * How a lease was settled. A nack that dead-letters (`dead`) and one that requeues (`nack`) are
+ * different answers: a repeat succeeds only as the same kind, so a worker is never told a message
+ * went to the DLQ when an earlier nack had requeued it (or the reverse).
+ */
+export type SettleKind = "ack" | "nack" | "dead";
 
 /** Bounded so a burst of acks cannot grow memory without limit. */
 const DEFAULT_CAPACITY = 200_000;

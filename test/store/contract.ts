@@ -224,7 +224,16 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.equal(await store.nack([n.leaseId], { dead: true }), { settled: [n.leaseId], conflicts: [], repeated: [n.leaseId] });
     assert.equal((await store.nack([a.leaseId], { delayMs: 0 })).conflicts, [{ leaseId: a.leaseId, reason: "lease_not_found" }]);
     assert.equal((await store.ack([n.leaseId])).conflicts, [{ leaseId: n.leaseId, reason: "lease_not_found" }]);
+    // A requeueing nack is not a repeat of a dead-lettering one, nor the reverse: the worker must not
+    // hear "done" for a dead-letter that did not happen.
+    assert.equal((await store.nack([n.leaseId], { delayMs: 0 })).conflicts, [{ leaseId: n.leaseId, reason: "lease_not_found" }]);
     assert.is(await stateOf(store, "nacked"), "dead");
+    await store.enqueue([message("requeued")]);
+    const [r] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE });
+    await store.nack([r.leaseId], { delayMs: MINUTE });
+    assert.equal((await store.nack([r.leaseId], { delayMs: MINUTE })).repeated, [r.leaseId]);
+    assert.equal((await store.nack([r.leaseId], { dead: true, reason: "poison" })).conflicts, [{ leaseId: r.leaseId, reason: "lease_not_found" }]);
+    assert.is(await stateOf(store, "requeued"), "queued");
     clock.advance(2 * SECOND);
     assert.equal((await store.ack([a.leaseId])).conflicts, [{ leaseId: a.leaseId, reason: "lease_not_found" }]);
   });

@@ -54,7 +54,7 @@ export class LeaseOps {
   nack(leaseIds: readonly string[], how: NackOptions, scope?: LeaseScope): LeaseOutcome {
     const { table, ready } = this.cx;
     const routes = new Set<string>();
-    const outcome = this.settle(leaseIds, scope, "nack", (row, nowMs) => {
+    const outcome = this.settle(leaseIds, scope, how.dead ? "dead" : "nack", (row, nowMs) => {
       if (how.dead) {
         row.deadReason = how.reason ? how.reason : null;
         table.settle(row, "dead", nowMs);

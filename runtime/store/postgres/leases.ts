@@ -26,7 +26,7 @@ interface ScanFloor {
   confirmedAtMs: number;
 }
 
-type SettleKind = "ack" | "nack";
+type SettleKind = "ack" | "nack" | "dead";
 
 export class LeaseOps {
   private lastSweepMs = Number.NEGATIVE_INFINITY;
@@ -94,7 +94,7 @@ export class LeaseOps {
 
   async nack(leaseIds: readonly string[], how: NackOptions, scope?: LeaseScope): Promise<LeaseOutcome> {
     const nowMs = this.cx.clock.now();
-    if (how.dead) return this.settle(leaseIds, scope, "nack", q.NACK_DEAD, [how.reason ? how.reason : null]);
+    if (how.dead) return this.settle(leaseIds, scope, "dead", q.NACK_DEAD, [how.reason ? how.reason : null]);
     const nextRunAtMs = nowMs + Math.max(0, how.delayMs);
     const { outcome, routes } = await this.settleWithRoutes(leaseIds, scope, "nack", q.NACK_REQUEUE, [nextRunAtMs], nowMs);
     if (routes.size > 0) {

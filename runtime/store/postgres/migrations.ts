@@ -109,6 +109,15 @@ CREATE TABLE trend_samples (
 CREATE INDEX trend_samples_captured ON trend_samples (captured_at);
 `,
   },
+  {
+    // A dead-lettering nack is remembered as its own kind (settled-leases.ts SettleKind), so a
+    // repeat succeeds only as the same kind of nack.
+    version: 2,
+    sql: `
+ALTER TABLE settled_leases DROP CONSTRAINT IF EXISTS settled_leases_kind_check;
+ALTER TABLE settled_leases ADD CONSTRAINT settled_leases_kind_check CHECK (kind IN ('ack', 'nack', 'dead'));
+`,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1].version;

@@ -45,7 +45,7 @@ SELECT pg_notify($9, r.route) FROM (SELECT DISTINCT route FROM inserted) AS r`;
  * messages_state_received (`state = 'leased'`), which it picks on stale statistics and which walks
  * the entry of every lease settled since the last VACUUM (1.2–2.6 ms per ack after 30,000 acks).
  */
-export function settleLeasesSql(action: string, settleKind: "ack" | "nack" | null): string {
+export function settleLeasesSql(action: string, settleKind: "ack" | "nack" | "dead" | null): string {
   return `
 WITH valid AS (
   SELECT id, lease_id, route FROM messages
@@ -80,7 +80,7 @@ export const NACK_REQUEUE = settleLeasesSql(
 export const NACK_DEAD = settleLeasesSql(
   `UPDATE messages m SET state = 'dead', lease_id = NULL, lease_until = NULL, next_run_at = $2, dead_reason = $4
    FROM valid v WHERE m.id = v.id RETURNING v.lease_id, v.route`,
-  "nack",
+  "dead",
 );
 /** $4: now + ttl; never shortens. */
 export const EXTEND = settleLeasesSql(

@@ -209,7 +209,7 @@ export class SqliteStore implements Store {
     return this.runGrouped("nack", () => {
       const nowMs = this.clock.now();
       const routes = new Set<string>();
-      const outcome = this.settleLeases(leaseIds, scope, "nack", (ids, _now, rows) => {
+      const outcome = this.settleLeases(leaseIds, scope, how.dead ? "dead" : "nack", (ids, _now, rows) => {
         if (how.dead) return void this.sql.killLeased.run(nowMs, how.reason ? how.reason : null, JSON.stringify(ids));
         this.sql.requeueLeased.run(nowMs + Math.max(0, how.delayMs), JSON.stringify(ids));
         for (const row of rows) routes.add(row.route);
