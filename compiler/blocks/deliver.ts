@@ -1,4 +1,4 @@
-import type { Directive, Span } from "../../grammar/index.js";
+import type { Directive } from "../../grammar/index.js";
 import { readBlock, scalar } from "../block-reader.js";
 import { spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";

@@ -17,13 +17,19 @@ test.after(() => temp.cleanup());
 const ROUTE_A = "/hooks/a { pull { path /a } }";
 const ROUTE_B = "/hooks/b { pull { path /b } }";
 
-test("--watch applies a valid edit (rename-write), keeps serving on an invalid one, refuses a listener change", async () => {
-  const dir = join(temp.path, "watch");
+/** A fresh directory with a Spoolfile serving ROUTE_A on free ports, and `spool run` started on it with `flags`. */
+async function serveRouteA(name: string, flags: string[] = []) {
+  const dir = join(temp.path, name);
+  mkdirSync(dir);
   const ports = await freePorts();
   const u = urls(ports);
-  mkdirSync(dir);
   const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
-  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db"), "--watch"]);
+  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db"), ...flags]);
+  return { dir, ports, u, config, proc };
+}
+
+test("--watch applies a valid edit (rename-write), keeps serving on an invalid one, refuses a listener change", async () => {
+  const { dir, ports, u, config, proc } = await serveRouteA("watch", ["--watch"]);
   try {
     await waitHealthy(proc, u.admin);
     assert.is((await call(`${u.ingress}/hooks/b`, { body: "x" })).status, 404);
@@ -73,12 +79,7 @@ async function startWithPidFile(name: string, routes: (dir: string) => string) {
 }
 
 test("--watch compares files by their bytes: a change the decoded text hides (a BOM) still reloads, so the fingerprint names the file", async () => {
-  const dir = join(temp.path, "watch-bytes");
-  const ports = await freePorts();
-  const u = urls(ports);
-  mkdirSync(dir);
-  const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
-  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db"), "--watch"]);
+  const { ports, u, config, proc } = await serveRouteA("watch-bytes", ["--watch"]);
   const identity = async () =>
     (await call(`${u.admin}/healthz?details=1`, { method: "GET", headers: { authorization: "Bearer admin-token" } })).json.diagnostics.config;
   try {
@@ -141,12 +142,7 @@ test("SIGHUP with --pid-file reloads routes and the pull_api rate limit; the pid
 });
 
 test("SIGTERM answers open long polls at once with empty items and the process exits", async () => {
-  const dir = join(temp.path, "term");
-  mkdirSync(dir);
-  const ports = await freePorts();
-  const u = urls(ports);
-  const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
-  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db")]);
+  const { u, proc } = await serveRouteA("term");
   await waitHealthy(proc, u.admin);
   const polls = Array.from({ length: 5 }, () => pullCall(`${u.pull}/a`, "dequeue", "pull-token", { max_wait: "30s" }));
   await new Promise((r) => setTimeout(r, 300));
@@ -163,12 +159,7 @@ test("SIGTERM answers open long polls at once with empty items and the process e
 });
 
 test("SIGHUP without --pid-file stops the service gracefully, as SIGTERM does: long polls answered, exit 129 (128 + SIGHUP)", async () => {
-  const dir = join(temp.path, "hangup-no-pid-file");
-  mkdirSync(dir);
-  const ports = await freePorts();
-  const u = urls(ports);
-  const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
-  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db")]);
+  const { u, proc } = await serveRouteA("hangup-no-pid-file");
   await waitHealthy(proc, u.admin);
   const poll = pullCall(`${u.pull}/a`, "dequeue", "pull-token", { max_wait: "30s" });
   await new Promise((r) => setTimeout(r, 300));

@@ -21,19 +21,26 @@ function freshDir(): string {
 
 const asObject = (points: Map<string, Set<string>>) => Object.fromEntries([...points].map(([dir, names]) => [dir, [...names].sort()]));
 
-/** Resolves with the number of change calls seen within `ms` after `act` ran. */
-async function changesAfter(path: string, act: () => void, ms = 600): Promise<number> {
+/** Runs each step with a watcher open and returns how many change calls had been seen `ms` after each. */
+async function callsAfterEach(path: string, steps: (() => void)[], ms = 400): Promise<number[]> {
   let calls = 0;
+  const seen: number[] = [];
   const watcher = watchConfigFile(path, () => calls++, { debounceMs: 50 });
   try {
     await new Promise((resolve) => setTimeout(resolve, 50));
-    act();
-    await new Promise((resolve) => setTimeout(resolve, ms));
-    return calls;
+    for (const step of steps) {
+      step();
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      seen.push(calls);
+    }
+    return seen;
   } finally {
     watcher.close();
   }
 }
+
+/** The change calls seen after `act`. */
+const changesAfter = async (path: string, act: () => void) => (await callsAfterEach(path, [act], 600))[0];
 
 test("watch points: the file's own entry, and each symlink's entry and target on the way", () => {
   const dir = freshDir();
@@ -68,23 +75,17 @@ test("a ConfigMap swap of ..data is seen, and so is an edit under the new target
   writeFileSync(join(cm, "..v1", "Spoolfile"), "ingress { }\n");
   symlinkSync("..v1", join(cm, "..data"));
   symlinkSync("..data/Spoolfile", join(cm, "Spoolfile"));
-  let calls = 0;
-  const watcher = watchConfigFile(join(cm, "Spoolfile"), () => calls++, { debounceMs: 50 });
-  try {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    mkdirSync(join(cm, "..v2"));
-    writeFileSync(join(cm, "..v2", "Spoolfile"), "ingress { }\n# v2\n");
-    symlinkSync("..v2", join(cm, "..data_tmp"));
-    renameSync(join(cm, "..data_tmp"), join(cm, "..data"));
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    assert.ok(calls >= 1, "the swap");
-    const afterSwap = calls;
-    writeFileSync(join(cm, "..v2", "Spoolfile"), "ingress { }\n# v2 edited\n");
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    assert.ok(calls > afterSwap, "an edit under the new target");
-  } finally {
-    watcher.close();
-  }
+  const [afterSwap, afterEdit] = await callsAfterEach(join(cm, "Spoolfile"), [
+    () => {
+      mkdirSync(join(cm, "..v2"));
+      writeFileSync(join(cm, "..v2", "Spoolfile"), "ingress { }\n# v2\n");
+      symlinkSync("..v2", join(cm, "..data_tmp"));
+      renameSync(join(cm, "..data_tmp"), join(cm, "..data"));
+    },
+    () => writeFileSync(join(cm, "..v2", "Spoolfile"), "ingress { }\n# v2 edited\n"),
+  ]);
+  assert.ok(afterSwap >= 1, "the swap");
+  assert.ok(afterEdit > afterSwap, "an edit under the new target");
 });
 
 test("a linked directory removed and made again is watched afresh", async () => {
@@ -92,22 +93,16 @@ test("a linked directory removed and made again is watched afresh", async () => 
   mkdirSync(join(dir, "src"));
   writeFileSync(join(dir, "src", "Spoolfile"), "ingress { }\n");
   symlinkSync("src/Spoolfile", join(dir, "Spoolfile"));
-  let calls = 0;
-  const watcher = watchConfigFile(join(dir, "Spoolfile"), () => calls++, { debounceMs: 50 });
-  try {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    rmSync(join(dir, "src"), { recursive: true });
-    mkdirSync(join(dir, "src"));
-    writeFileSync(join(dir, "src", "Spoolfile"), "ingress { }\n# new\n");
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    const afterRecreate = calls;
-    assert.ok(afterRecreate >= 1, "the removal and the new file");
-    writeFileSync(join(dir, "src", "Spoolfile"), "ingress { }\n# edited in the new directory\n");
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    assert.ok(calls > afterRecreate, "an edit in the recreated directory");
-  } finally {
-    watcher.close();
-  }
+  const [afterRecreate, afterEdit] = await callsAfterEach(join(dir, "Spoolfile"), [
+    () => {
+      rmSync(join(dir, "src"), { recursive: true });
+      mkdirSync(join(dir, "src"));
+      writeFileSync(join(dir, "src", "Spoolfile"), "ingress { }\n# new\n");
+    },
+    () => writeFileSync(join(dir, "src", "Spoolfile"), "ingress { }\n# edited in the new directory\n"),
+  ]);
+  assert.ok(afterRecreate >= 1, "the removal and the new file");
+  assert.ok(afterEdit > afterRecreate, "an edit in the recreated directory");
 });
 
 test("other files written beside the Spoolfile are not changes of it", async () => {
