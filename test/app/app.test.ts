@@ -8,7 +8,7 @@ import type { SpoolConfig } from "../../compiler/ir.js";
 import { createApp, type SpoolApp } from "../../runtime/app.js";
 import { openStore } from "../../runtime/store/open.js";
 import { StoreError, type Store } from "../../runtime/store/store.js";
-import { systemClock } from "../../runtime/clock.js";
+import { systemClock, TestClock } from "../../runtime/clock.js";
 import { spoolExtensions } from "../../runtime/extensions.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 import { buildConfig, pullRoute, raw, route } from "./helpers/ir.js";
@@ -613,7 +613,10 @@ test("store failures: ingress 503 store_unavailable, Pull API 503 queue_overload
   let failing = false;
   const plain = basic();
   const withMetrics = { ...plain, observability: { ...plain.observability, metrics: { ...plain.observability.metrics, enabled: true } } };
+  // The health staleness bound is read from the app's clock: a test clock steps past it at once.
+  const clock = new TestClock();
   const s = await run(withMetrics, {
+    clock,
     openStore: async (spec, deps) => {
       const store = await openStore(spec, deps);
       return new Proxy(store, {
@@ -634,7 +637,7 @@ test("store failures: ingress 503 store_unavailable, Pull API 503 queue_overload
     assert.equal([healthy.status, healthy.json.ok], [200, true]);
     failing = true;
     // Past the 2 s bound the last answer is no longer passed off as current.
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    clock.advance(2_100);
     const failed = await details();
     assert.equal([failed.status, failed.json.ok, failed.json.diagnostics.queue], [503, false, { ok: false, error: "queue store unavailable" }]);
     const gauges = await (await fetch(s.metrics + "/metrics")).text();
