@@ -204,6 +204,22 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.is(await stateOf(store, "expired"), "queued");
   });
 
+  it("a late ack is lease_expired even after a sweep returned the message, until the message is leased again", {}, async (store, clock) => {
+    await store.enqueue([message("swept")]);
+    const [lease] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: 5 * SECOND });
+    clock.advance(6 * SECOND);
+    // Any reader sweeps run-out leases first (and so would a dequeue on another route).
+    assert.is(await stateOf(store, "swept"), "queued");
+    assert.equal((await store.queueStats()).byState.leased, 0);
+    assert.equal((await store.ack([lease.leaseId])).conflicts, [{ leaseId: lease.leaseId, reason: "lease_expired" }]);
+    assert.equal((await store.nack([lease.leaseId], { dead: true })).conflicts, [{ leaseId: lease.leaseId, reason: "lease_expired" }]);
+    assert.equal((await store.extend([lease.leaseId], MINUTE)).conflicts, [{ leaseId: lease.leaseId, reason: "lease_expired" }]);
+    const [again] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE });
+    assert.is(again.id, "swept");
+    assert.equal((await store.ack([lease.leaseId])).conflicts, [{ leaseId: lease.leaseId, reason: "lease_not_found" }], "the old lease is gone once another one is issued");
+    assert.equal(await store.ack([again.leaseId]), { settled: [again.leaseId], conflicts: [] });
+  });
+
   it("batch ack applies the valid half and reports the rest", {}, async (store) => {
     await store.enqueue([message("m1"), message("m2"), message("untouched")]);
     const leased = await store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: MINUTE });

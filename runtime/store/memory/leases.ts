@@ -89,7 +89,7 @@ export class LeaseOps {
     for (const leaseId of ids) {
       const row = this.cx.table.leaseHolder(leaseId);
       const inScope = row !== undefined && (scope?.route === undefined || row.route === scope.route);
-      if (row && inScope && row.leaseUntilMs! > nowMs) {
+      if (row && inScope && row.state === "leased" && row.leaseUntilMs! > nowMs) {
         apply(row, nowMs);
         if (kind) this.settled.remember(leaseId, kind, nowMs);
         outcome.settled.push(leaseId);

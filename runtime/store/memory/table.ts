@@ -82,14 +82,17 @@ export class MessageTable {
     if (row.state === "queued") this.pushReady(row);
   }
 
-  /** The row holding this live lease, or undefined. */
+  /**
+   * The row this lease was issued for while it is still the row's latest lease: leased, or queued
+   * again after the lease ran out (so a late ack is told lease_expired), or undefined.
+   */
   leaseHolder(leaseId: string): Row | undefined {
     return this.leases.get(leaseId);
   }
   /** Live leases per route (spool_pull_lease_active). */
   leasedByRoute(): Record<string, number> {
     const counts: Record<string, number> = {};
-    for (const row of this.leases.values()) counts[row.route] = (counts[row.route] ?? 0) + 1;
+    for (const row of this.leases.values()) if (row.state === "leased") counts[row.route] = (counts[row.route] ?? 0) + 1;
     return counts;
   }
 
@@ -119,6 +122,7 @@ export class MessageTable {
   lease(row: Row, leaseId: string, leaseUntilMs: number): void {
     this.moveState(row, "leased");
     row.attempt++;
+    if (row.leaseId !== null) this.leases.delete(row.leaseId);
     row.leaseId = leaseId;
     row.leaseUntilMs = leaseUntilMs;
     row.nextRunAtMs = leaseUntilMs;
@@ -148,7 +152,9 @@ export class MessageTable {
       this.leaseExpiries.pop();
       const row = top.row;
       if (row.version !== top.version || row.state !== "leased") continue;
-      this.dropLease(row);
+      // The lease id stays with the row until it is leased again or settled, so an ack that comes
+      // too late is told lease_expired, not lease_not_found, however soon the sweep ran.
+      row.leaseUntilMs = null;
       this.moveState(row, "queued");
       this.pushReady(row);
     }

@@ -152,7 +152,8 @@ export class LeaseOps {
         continue;
       }
       const row = classified.get(leaseId);
-      const inScope = row?.state === "leased" && (scope?.route === undefined || row.route === scope.route);
+      // A queued row still holding this lease id is one whose lease ran out and was swept.
+      const inScope = (row?.state === "leased" || row?.state === "queued") && (scope?.route === undefined || row.route === scope.route);
       if (kind && row?.kind === kind) {
         outcome.settled.push(leaseId);
         (outcome.repeated ??= []).push(leaseId);

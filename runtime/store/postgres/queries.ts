@@ -23,7 +23,8 @@ RETURNING m.id, m.lease_id, m.route, m.target, m.payload, m.headers, m.trace, m.
 export const LEASE_READY = leaseSelect(false);
 export const LEASE_READY_FOR_TARGET = leaseSelect(true);
 
-export const EXPIRE_LEASES = `UPDATE messages SET state = 'queued', lease_id = NULL, lease_until = NULL
+// lease_id stays until the row is leased again or settled (a late ack is then told lease_expired).
+export const EXPIRE_LEASES = `UPDATE messages SET state = 'queued', lease_until = NULL
   WHERE state = 'leased' AND lease_until <= $1`;
 
 /** Inserts a batch ($1..$8 as parallel arrays) and, on commit, NOTIFYs channel $9 once per route. */

@@ -67,7 +67,9 @@ export function prepareStatements(db: SqliteDb) {
        VALUES (?, ?, ?, 'queued', ?, ?, 0, ?, ?, ?)`,
     ),
     expireLeases: db.prepare(
-      "UPDATE messages INDEXED BY messages_lease_expiry SET state = 'queued', lease_id = NULL, lease_until = NULL WHERE state = 'leased' AND lease_until <= ?",
+      // lease_id stays until the row is leased again or settled: a late ack then finds it and is told
+      // lease_expired rather than lease_not_found, whenever the sweep ran.
+      "UPDATE messages INDEXED BY messages_lease_expiry SET state = 'queued', lease_until = NULL WHERE state = 'leased' AND lease_until <= ?",
     ),
     // The targets of a route that have queued rows, by a skip-scan of the ready index: each step
     // seeks the next target after the previous one, so this costs one seek per target at any depth.

@@ -249,8 +249,9 @@ export class SqliteStore implements Store {
     let sawExpired = false;
     for (const leaseId of ids) {
       const row = found.get(leaseId);
-      const inScope = row !== undefined && row.state === "leased" && (scope?.route === undefined || row.route === scope.route);
-      if (row && inScope && row.lease_until > nowMs) {
+      // A queued row still holding this lease id is one whose lease ran out and was swept.
+      const inScope = row !== undefined && (row.state === "leased" || row.state === "queued") && (scope?.route === undefined || row.route === scope.route);
+      if (row && inScope && row.state === "leased" && row.lease_until > nowMs) {
         valid.push(row);
         outcome.settled.push(leaseId);
       } else if (kind && this.settled.lookup(leaseId, nowMs) === kind) {
