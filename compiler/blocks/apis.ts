@@ -47,7 +47,7 @@ export function compilePullApi(cx: CompileContext, d: Directive | undefined): Pu
     prefix: prefixRule(cx, "pull_api prefix", (v) => (out.prefix = v)),
     auth: { repeatable: true, handle: (a) => authTokenInto(cx, a, "pull_api", tokens) },
     max_batch: scalar.int(cx, "max_batch", 1, 1000, (v) => (out.maxBatch = v)),
-    max_lease_batch: scalar.int(cx, "max_lease_batch", 1, 1000, (v) => (out.maxLeaseBatch = v)),
+    max_lease_batch: scalar.int(cx, "max_lease_batch", 1, 100, (v) => (out.maxLeaseBatch = v)),
     default_lease_ttl: scalar.duration(cx, "default_lease_ttl", (v) => (out.defaultLeaseTtlMs = v!), { positive: true }),
     max_lease_ttl: scalar.duration(cx, "max_lease_ttl", (v) => (out.maxLeaseTtlMs = v), { positive: true, allowOff: true }),
     default_max_wait: scalar.duration(cx, "default_max_wait", (v) => (out.defaultMaxWaitMs = v ?? 0)),
