@@ -91,7 +91,6 @@ function compileSign(cx: CompileContext, s: Directive, sign: { mode: SignConfig[
   else sign.timestampHeader = name;
 }
 
-
 function compileExec(cx: CompileContext, d: Directive, defaults: Defaults): DeliverTarget | undefined {
   if (!expectArgs(cx, d, 2, Infinity, 'deliver exec "<program>" [args…] { … }')) return undefined;
   const program = cx.text(d.args[1]);

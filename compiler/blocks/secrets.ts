@@ -1,10 +1,9 @@
-import type { Directive } from "../../grammar/index.js";
+import type { Directive, Span } from "../../grammar/index.js";
 import { directivesOf } from "../../grammar/index.js";
 import { readBareBlock, readBlock, scalar } from "../block-reader.js";
 import { nameOf, spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { NamedSecret, RotatingSecret, SecretSource } from "../ir.js";
-import type { Span } from "../../grammar/index.js";
 import { decodeStandardWebhooksKey } from "../syntax.js";
 import { decodeSecretSource, decodeTimestamp, expectArgs, expectNoBlock, singleArgOf } from "../values.js";
 

@@ -59,11 +59,6 @@ export function createPullHandler(deps: PullHttpDeps) {
       const route = pullRoute.route.path;
       res.once("finish", () => deps.metrics.pull.dequeue.inc({ route, status: dequeueStatusLabel(res.statusCode) }));
     }
-    return authorized(req, res, token, digest, op, pullRoute, state);
-  };
-
-  /** The rest of a request to a known pull route: its token list, the operation, the body, the rate limit. */
-  async function authorized(req: IncomingMessage, res: ServerResponse, token: string, digest: ReturnType<typeof secretDigest> | undefined, op: string, pullRoute: PullRoute, state: PullState): Promise<void> {
     if (matchesAny(token, pullRoute.tokens, digest) < 0) {
       throw apiError("forbidden", "this token is not allowed for this route", { closeConnection: true });
     }
@@ -77,7 +72,7 @@ export function createPullHandler(deps: PullHttpDeps) {
     }
     if (op === "dequeue") await dequeue(req, res, pullRoute, body, state);
     else sendReply(res, await settle(op, pullRoute, body));
-  }
+  };
 
   async function dequeue(req: IncomingMessage, res: ServerResponse, pullRoute: PullRoute, body: Buffer, state: PullState): Promise<void> {
     const parsed = parseStrictJson(body, DEQUEUE_BODY, { allowEmpty: true });

@@ -1,8 +1,8 @@
 // `auth hmac { provider … }` presets (reference-behaviour.md §2 row 11, clarifications.md 23).
 // Presets carry no nonce: the providers retry with the same signature, and their own timestamps
 // (where they have one) bound the replay window.
-import { anySecretSigns, DEFAULT_HMAC_TOLERANCE_MS } from "./hmac.js";
 import { decodeStandardWebhooksKey } from "../../../compiler/index.js";
+import { anySecretSigns, DEFAULT_HMAC_TOLERANCE_MS } from "./hmac.js";
 import { secretsValidAt } from "./secrets.js";
 import { fail, headerValue, type InboundRequest, type RotatingSecret, type VerifyFailure } from "./types.js";
 
