@@ -16,7 +16,7 @@ import type { BackpressureReason } from "./backpressure.js";
 import { captureHeaders } from "./capture.js";
 import { requestHost } from "./match.js";
 import { GLOBAL_RATE_LIMIT_KEY, ingressRouteFor, type IngressRoute, type IngressState } from "./state.js";
-import { authenticateIngress, ingressAuthError, type IngressAuthOutcome, type NonceCache, type ReplayToken } from "./verify/index.js";
+import { authenticateByHeaders, authenticateIngress, ingressAuthError, type NonceCache, type ReplayToken } from "./verify/index.js";
 
 export interface IngressDeps {
   /** The current compiled state; read once per request, so a reload never splits one request. */
@@ -42,10 +42,6 @@ class IngressRefusal extends Error {
 }
 
 const refuse = (reason: string, error: ApiError) => new IngressRefusal(reason, error);
-
-const NO_BODY = Buffer.alloc(0);
-/** The verdict of token or basic auth, already given before the body was read. */
-const ACCEPTED_BY_HEADERS: IngressAuthOutcome = Object.freeze({ ok: true });
 
 export function createIngressHandler(deps: IngressDeps) {
   return async function handleIngress(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
@@ -102,11 +98,8 @@ export function createIngressHandler(deps: IngressDeps) {
     // Credentials carried in headers (token, basic) are checked before the body is read: a client
     // without them is neither read nor invited to upload (Expect: 100-continue). Signatures and
     // forward auth need the body and are checked after it.
-    const headerAuth = settings.auth.kind === "token" || settings.auth.kind === "basic";
-    if (headerAuth) {
-      const early = authenticateIngress(settings.auth, { method, path, headers: req.headers, body: NO_BODY, nowMs: deps.clock.now() });
-      if (!(early instanceof Promise) && !early.ok) throw refuse("auth", ingressAuthError(early, { closeConnection: hasBody(req) }));
-    }
+    const byHeaders = authenticateByHeaders(settings.auth, req.headers);
+    if (byHeaders && !byHeaders.ok) throw refuse("auth", ingressAuthError(byHeaders, { closeConnection: hasBody(req) }));
     let body: Buffer;
     try {
       body = await readBody(req, { maxBytes: route.maxBodyBytes });
@@ -119,7 +112,7 @@ export function createIngressHandler(deps: IngressDeps) {
 
     const nowMs = deps.clock.now();
     // Only forward auth answers later; the other verifiers decide at once, without a wait.
-    const pending = headerAuth ? ACCEPTED_BY_HEADERS : authenticateIngress(settings.auth, { method, path, headers: req.headers, body, nowMs });
+    const pending = byHeaders ?? authenticateIngress(settings.auth, { method, path, headers: req.headers, body, nowMs });
     const verdict = pending instanceof Promise ? await pending : pending;
     if (!verdict.ok) throw refuse("auth", ingressAuthError(verdict));
     // Headers copied from a forward-auth answer are stored with the message, so they count against

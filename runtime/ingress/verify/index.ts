@@ -48,9 +48,8 @@ export function authenticateIngress(auth: IngressAuth, request: InboundRequest, 
     case "none":
       return ACCEPTED;
     case "token":
-      return unauthorizedUnless(verifyBearerToken(request.headers, auth.tokens), BEARER_CHALLENGE);
     case "basic":
-      return unauthorizedUnless(verifyBasicAuth(request.headers, auth.credentials), BASIC_CHALLENGE);
+      return authenticateByHeaders(auth, request.headers)!;
     case "hmac": {
       const result = verifyGenericHmac(request, auth.options);
       return result.ok ? { ok: true, replay: result.replay } : { ok: false, status: 401, reason: result.reason };
@@ -61,6 +60,22 @@ export function authenticateIngress(auth: IngressAuth, request: InboundRequest, 
       return forwardAuth(auth.url, { ...auth.options, signal: signal ?? auth.options.signal }, request).then(
         (result): IngressAuthOutcome => (result.ok ? { ok: true, copiedHeaders: result.copiedHeaders } : result),
       );
+  }
+}
+
+/**
+ * The verdict of the auth kinds that need only the request headers (token, basic), so ingress can
+ * decide before reading the body; undefined for the kinds that need the body (signatures, forward
+ * auth) and for none, which authenticateIngress then decides.
+ */
+export function authenticateByHeaders(auth: IngressAuth, headers: InboundRequest["headers"]): IngressAuthOutcome | undefined {
+  switch (auth.kind) {
+    case "token":
+      return unauthorizedUnless(verifyBearerToken(headers, auth.tokens), BEARER_CHALLENGE);
+    case "basic":
+      return unauthorizedUnless(verifyBasicAuth(headers, auth.credentials), BASIC_CHALLENGE);
+    default:
+      return undefined;
   }
 }
 
