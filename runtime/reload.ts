@@ -8,8 +8,6 @@ import type { ReloadOutcome } from "./app.js";
 import type { RuntimeLogger } from "./observability/log.js";
 
 export interface ConfigLoad {
-  /** The file's text, or null when it could not be read. */
-  text: string | null;
   /** sha256 of the file's bytes (compiler configFingerprint), or null when it could not be read. */
   fingerprint: string | null;
   /** null when any error was found. */

@@ -46,7 +46,6 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   const load = (): ConfigLoad => {
     const result = loadSpoolfile(configPath, { env: process.env, strictSecrets: true });
     return {
-      text: result.text,
       fingerprint: result.fingerprint,
       config: result.config,
       errors: result.diagnostics.filter((d) => d.severity === "error").map(renderDiagnostic),
