@@ -61,6 +61,7 @@ export class MessageTable {
   readonly rows = new Map<string, Row>();
   readonly countByState = zeroByState();
   readonly bytesByState = zeroByState();
+  /** Each row's latest lease id → the row, from its lease until it is leased again, settled or deleted. */
   private readonly leases = new Map<string, Row>();
   private readonly readyByKey = new Map<string, ReadyQueue>();
   private readonly targetsByRoute = new Map<string, Set<string>>();

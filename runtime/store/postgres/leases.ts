@@ -4,6 +4,7 @@
 // queued at most every SWEEP_INTERVAL_MS by dequeue, and by any read that must not show them leased.
 import { newLeaseId } from "../../ids.js";
 import { positiveOrNull } from "../options.js";
+import type { SettleKind } from "../settled-leases.js";
 import { SETTLED_LEASE_MEMORY_MS, StoreError, type DequeueRequest, type LeasedMessage, type LeaseOutcome, type LeaseScope, type NackOptions } from "../store.js";
 import { uniqueIds } from "../validate.js";
 import { announceReady, type PgContext, type Row } from "./context.js";
@@ -25,8 +26,6 @@ interface ScanFloor {
   readyAt: number;
   confirmedAtMs: number;
 }
-
-type SettleKind = "ack" | "nack" | "dead";
 
 export class LeaseOps {
   private lastSweepMs = Number.NEGATIVE_INFINITY;
