@@ -68,6 +68,15 @@ export function newMessageId(): string {
   return id;
 }
 
+/**
+ * Leaves the current message id stream for a fresh random one. Called when a generated id turned out
+ * to be taken already: publish accepts ids its caller chooses, and the ids after a stream's last one
+ * can be guessed, so the ids that follow in the same stream may be taken as well.
+ */
+export function abandonMessageIdStream(): void {
+  newStream();
+}
+
 /** A new lease id: `lease_` + 16 hex characters from 8 random bytes. */
 export function newLeaseId(): string {
   return "lease_" + randomBytesFromPool(8).toString("hex");

@@ -7,7 +7,7 @@ import { ApiError, apiError, retryAfterHeader } from "../errors.js";
 import { awaitsContinue, readBody, headersSize } from "../http/body.js";
 import { discardRequestBody } from "../http/discard.js";
 import { sendError, sendJsonText } from "../http/respond.js";
-import { newMessageId } from "../ids.js";
+import { abandonMessageIdStream, newMessageId } from "../ids.js";
 import type { RuntimeLogger } from "../observability/log.js";
 import { recordIngressRejection, type SpoolMetrics } from "../observability/metrics.js";
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
@@ -131,28 +131,35 @@ export function createIngressHandler(deps: IngressDeps) {
       admit(settings, state.hasGlobalRateLimit);
       const headers = captureHeaders(req, verdict.copiedHeaders);
       const trace = { remote_addr: req.socket.remoteAddress ?? "", path };
-      const messages: NewMessage[] = settings.targets.map((target) => ({
-        id: newMessageId(),
-        route: route.path,
-        target,
-        payload: body,
-        headers,
-        trace,
-      }));
+      const copies = (): NewMessage[] => settings.targets.map((target) => ({ id: newMessageId(), route: route.path, target, payload: body, headers, trace }));
       // The server answered 503 shutting_down while this body was arriving: storing it now would keep
       // a message whose sender was told it was not taken (clarification 58).
       if (res.headersSent) throw refuse("shutting_down", apiError("shutting_down", "the server is shutting down", { surface: "ingress" }));
-      try {
-        await deps.store.enqueue(messages);
-      } catch (error) {
-        throw storeRefusal(error, route.path);
-      }
+      const ids = await storeCopies(copies, route.path);
       if (nonceKey !== undefined) deps.nonces.commit(nonceKey);
-      return messages.map((m) => m.id);
+      return ids;
     } catch (error) {
       // Refused after verifying: the sender's identical retry must be accepted.
       if (nonceKey !== undefined) deps.nonces.release(nonceKey);
       throw error;
+    }
+  }
+
+  /**
+   * Stores every fan-out copy; returns their ids. A generated id can be taken already, by a message
+   * published with an id chosen to match (publish takes its caller's ids): the sender is not refused
+   * for that, the copies are made again with ids of a fresh stream (ids.ts).
+   */
+  async function storeCopies(copies: () => NewMessage[], routePath: string): Promise<string[]> {
+    for (let attempt = 1; ; attempt++) {
+      const messages = copies();
+      try {
+        await deps.store.enqueue(messages);
+        return messages.map((m) => m.id);
+      } catch (error) {
+        if (!(error instanceof StoreError && error.code === "duplicate_id") || attempt === MAX_ID_ATTEMPTS) throw storeRefusal(error, routePath);
+        abandonMessageIdStream();
+      }
     }
   }
 
@@ -211,6 +218,9 @@ function queuedReply(ids: readonly string[]): string {
 }
 
 const DISCARDABLE_BODY_BYTES = 64 * 1024;
+
+/** Tries at storing a request's copies when generated ids turn out taken (a fresh stream each time). */
+const MAX_ID_ATTEMPTS = 3;
 
 /** A small declared body is drained before the reply, so the keep-alive connection stays usable. */
 async function discardSmallBody(req: IncomingMessage): Promise<boolean> {

@@ -91,6 +91,36 @@ test("a webhook is dequeued with its payload and headers, then acked and gone", 
   }
 });
 
+test("ids the next webhooks would get, taken first by publish, do not refuse those webhooks", async () => {
+  const admin = spoolExtensions({ configPath: join(temp.path, "unused.Spoolfile"), compileOptions: {} }).admin;
+  const s = await run(basic(), { admin });
+  try {
+    const first = await call(`${s.ingress}/hooks/a`, { body: "one" });
+    assert.is(first.status, 202);
+    // Generated ids count up within a stream, so the next ones can be guessed and published first.
+    const [id] = first.json.ids as string[];
+    const next = (k: number) => id.slice(0, -8) + (parseInt(id.slice(-8), 16) + k).toString(16).padStart(8, "0");
+    const taken = [next(1), next(2), next(3)];
+    const published = await call(`${s.admin}/messages/publish`, {
+      headers: { ...bearer("admin-token"), "X-Spool-Audit-Reason": "test" },
+      body: JSON.stringify({ items: taken.map((takenId) => ({ id: takenId, route: "/hooks/a", payload_b64: "" })) }),
+    });
+    assert.is(published.status, 200, published.text);
+
+    const second = await call(`${s.ingress}/hooks/a`, { body: "two" });
+    assert.is(second.status, 202, second.text);
+    const fanned = await call(`${s.ingress}/hooks/fan`, { body: "three" });
+    assert.is(fanned.status, 202, fanned.text);
+    const ids = [...second.json.ids, ...fanned.json.ids];
+    assert.is(new Set([...ids, ...taken, id]).size, 7, "every stored message has its own id");
+    const listed = await call(`${s.admin}/messages?limit=100`, { method: "GET", headers: bearer("admin-token") });
+    const payloads = new Map((listed.json.items as { id: string }[]).map((m) => [m.id, m]));
+    for (const storedId of [id, ...ids, ...taken]) assert.ok(payloads.has(storedId), `${storedId} is stored`);
+  } finally {
+    await s.app.stop();
+  }
+});
+
 test("fan-out stores one copy per deliver target, ids in target order", async () => {
   const s = await run(basic());
   try {
