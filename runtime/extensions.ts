@@ -65,9 +65,12 @@ function deliveryService(context: AppContext): AppService {
   };
 }
 
-/** The audit record with credentials masked in the fields its callers write (reason, actor, request id). */
+/**
+ * The audit record with credentials masked in the fields its callers write: reason, actor, request
+ * id, and the principal, which is the actor when one is sent.
+ */
 function withProseRedacted(record: AuditRecord): AuditRecord {
-  const masked = { ...record };
+  const masked = { ...record, principal: redactProse(record.principal) };
   if (masked.reason !== undefined) masked.reason = redactProse(masked.reason);
   if (masked.actor !== undefined) masked.actor = redactProse(masked.actor);
   if (masked.request_id !== undefined) masked.request_id = redactProse(masked.request_id);

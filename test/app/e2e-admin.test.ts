@@ -496,6 +496,10 @@ test("audit lines mask credentials written into the reason, as every other log l
   assert.is(sent.status, 200);
   const line = await eventually(() => auditLines(main.proc.output()).find((l) => l.request_id === sent.requestId), 5_000, "the audit line");
   assert.is(line.reason, "rotating Bearer [redacted] after a leak; see postgres://ops:[redacted]@db/x");
+  // The actor is also the line's principal: masked in both.
+  const byActor = await main.admin("/messages/cancel", { body: { ids: ["nothing"] }, actor: "Bearer sk_live_SECRET" });
+  const actorLine = await eventually(() => auditLines(main.proc.output()).find((l) => l.request_id === byActor.requestId), 5_000, "the actor's audit line");
+  assert.equal([actorLine.principal, actorLine.actor], ["Bearer [redacted]", "Bearer [redacted]"]);
   assert.not.match(main.proc.output(), /SECRET/);
   // Ordinary words after "basic" or "bearer" are the audit trail, not credentials.
   const prose = await main.admin("/messages/cancel", { body: { ids: ["nothing"] }, reason: "basic cleanup of stale dlq items", actor: "ops bearer duty" });
