@@ -34,8 +34,14 @@ export function parseRfc3339Ms(text: string): number | undefined {
   }
   const fractionMs = m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0;
   const epochMs = utcMs(year, month - 1, day, hour, minute, Math.min(second, 59)) + fractionMs - offsetMin * 60_000;
-  return Number.isFinite(epochMs) ? epochMs : undefined;
+  // An offset can carry a written year 0000 or 9999 past the years RFC 3339 can write in UTC, the
+  // form every answer uses: such an instant could never be printed back or asked about.
+  return epochMs >= FIRST_RFC3339_MS && epochMs <= LAST_RFC3339_MS ? epochMs : undefined;
 }
+
+/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z, the range of 4-digit-year UTC instants. */
+const FIRST_RFC3339_MS = utcMs(0, 0, 1);
+const LAST_RFC3339_MS = utcMs(10000, 0, 1) - 1;
 
 export function formatRfc3339(epochMs: number): string {
   return new Date(epochMs).toISOString();

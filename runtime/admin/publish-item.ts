@@ -17,6 +17,8 @@ export interface PublishItemInput {
   next_run_at?: string;
 }
 
+const LONE_SURROGATE = /\p{Cs}/u;
+
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
 
 /** Standard base64, padded or not; anything else (whitespace, base64url, stray `=`) is undefined. */
@@ -60,6 +62,9 @@ export function buildMessage(item: PublishItemInput, route: Route, target: strin
   const at = { itemIndex };
   if (item.id.trim() === "") throw apiError("invalid_body", "id must not be empty", at);
   if ([...item.id].length > MAX_MESSAGE_ID_CHARS) throw apiError("invalid_body", `id is longer than ${MAX_MESSAGE_ID_CHARS} characters`, at);
+  // A lone surrogate has no UTF-8 form: stored, it would become U+FFFD, and the listed id would
+  // then name no message (or another one's).
+  if (LONE_SURROGATE.test(item.id)) throw apiError("invalid_body", "id must be valid Unicode text (it holds a lone surrogate)", at);
 
   const payload = decodeBase64Strict(item.payload_b64);
   if (payload === undefined) throw apiError("invalid_payload_b64", "payload_b64 is not valid standard base64", at);

@@ -80,6 +80,11 @@ for (const backend of ["sqlite", "memory"] as Backend[]) {
       [[ok("a"), { id: "b", route: "/orders", payload_b64: "not base64!" }], 400, "invalid_payload_b64", 1],
       [[ok("a"), { id: "b", route: "/orders", payload_b64: "QUJD", received_at: "yesterday" }], 400, "invalid_received_at", 1],
       [[ok("a"), { id: "b", route: "/orders", payload_b64: "QUJD", next_run_at: "2030-13-01T00:00:00Z" }], 400, "invalid_next_run_at", 1],
+      // Instants an offset carries outside the years 0000–9999, which no answer could print back.
+      [[ok("a"), { id: "b", route: "/orders", payload_b64: "QUJD", received_at: "9999-12-31T23:59:59-23:59" }], 400, "invalid_received_at", 1],
+      [[ok("a"), { id: "b", route: "/orders", payload_b64: "QUJD", next_run_at: "0000-01-01T00:00:00+01:00" }], 400, "invalid_next_run_at", 1],
+      // A lone surrogate would be stored as U+FFFD: the listed id would name no message.
+      [[ok("a"), item("b\ud800", "/orders")], 400, "invalid_body", 1],
       [[ok("a"), ok("b"), ok("a")], 409, "duplicate_id", 2],
       [[ok("a"), ok("existing")], 409, "duplicate_id", 1],
       [[ok("a"), { id: "", route: "/orders", payload_b64: "" }], 400, "invalid_body", 1],

@@ -20,4 +20,11 @@ test("offsets, fractions and the calendar", () => {
   assert.is(parseRfc3339Ms("2026-11-23 10:00:00Z"), Date.parse("2026-11-23T10:00:00Z"));
 });
 
+test("instants outside the years 0000–9999 in UTC are refused, however the offset wrote them", () => {
+  assert.is(parseRfc3339Ms("9999-12-31T23:59:59-23:59"), undefined);
+  assert.is(parseRfc3339Ms("0000-01-01T00:00:00+00:01"), undefined);
+  assert.is(formatRfc3339(parseRfc3339Ms("9999-12-31T23:59:59.999Z")!), "9999-12-31T23:59:59.999Z");
+  assert.is(formatRfc3339(parseRfc3339Ms("0000-01-01T00:00:00-01:00")!), "0000-01-01T01:00:00.000Z");
+});
+
 test.run();
