@@ -71,14 +71,15 @@ export async function oldestQueued(request: AdminRequest): Promise<unknown> {
   const report = await request.deps.store.oldestQueued(selector, query.limit());
   const nowMs = request.deps.clock.now();
   const oldest = report.items[0];
-  const earliestNextRunAtMs = report.items.length > 0 ? Math.min(...report.items.map((i) => i.nextRunAtMs)) : null;
   return {
     queue_total: report.queueTotal,
     queued_total: report.queuedTotal,
     limit: report.limit,
     returned: report.returned,
     truncated: report.truncated,
-    ...ageFields(nowMs, oldest ? oldest.receivedAtMs : null, earliestNextRunAtMs),
+    // Selector-wide, as top_queued and aging_summary report them: the oldest received is the first
+    // item (ascending order), the earliest next_run_at may be past the returned page.
+    ...ageFields(nowMs, oldest ? oldest.receivedAtMs : null, report.earliestQueuedNextRunAtMs),
     selector: selectorJson(selector),
     items: report.items.map((item) => ({
       id: item.id,

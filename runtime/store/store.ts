@@ -251,6 +251,8 @@ export interface OldestQueuedReport {
   limit: number;
   returned: number;
   truncated: boolean;
+  /** The earliest next_run_at among all queued messages the selector matches, not only those returned. */
+  earliestQueuedNextRunAtMs: number | null;
   items: OldestQueuedItem[];
 }
 

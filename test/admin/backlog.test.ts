@@ -43,6 +43,17 @@ backlog("oldest_queued lists queued messages oldest first", async ({ h }) => {
   assert.equal([reply.body.returned, reply.body.truncated], [2, true]);
 });
 
+backlog("oldest_queued reports the selector's earliest next_run_at and ready lag, as top_queued does, past the page", async ({ h }) => {
+  const now = h.clock.now();
+  await h.seed([message("late", "/orders", { receivedAtMs: now - MINUTE, nextRunAtMs: now - 40 * MINUTE })]);
+  const oldest = await h.request("GET", "/backlog/oldest_queued?route=/orders&limit=1");
+  assert.equal(oldest.body.items.map((i: any) => i.id), ["o1"]);
+  const top = await h.request("GET", "/backlog/top_queued?route=/orders");
+  assert.is(oldest.body.ready_lag_seconds, 2400);
+  assert.is(oldest.body.earliest_queued_next_run_at, new Date(now - 40 * MINUTE).toISOString());
+  assert.equal([oldest.body.earliest_queued_next_run_at, oldest.body.ready_lag_seconds], [top.body.earliest_queued_next_run_at, top.body.ready_lag_seconds]);
+});
+
 backlog("aging_summary groups by bucket for the asked states", async ({ h }) => {
   const reply = await h.request("GET", "/backlog/aging_summary?states=queued,dead");
   assert.is(reply.status, 200);

@@ -481,8 +481,8 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     await store.enqueue([
       message("o1", { receivedAtMs: now - 50 * SECOND }),
       message("o2", { receivedAtMs: now - 40 * SECOND }),
-      message("o3", { receivedAtMs: now - 30 * SECOND }),
-      message("x1", { route: "/other", receivedAtMs: now - 60 * SECOND }),
+      message("o3", { receivedAtMs: now - 30 * SECOND, nextRunAtMs: now - 45 * SECOND }),
+      message("x1", { route: "/other", receivedAtMs: now - 60 * SECOND, nextRunAtMs: now - 90 * SECOND }),
     ]);
     const top = await store.topQueued({}, 1);
     assert.is(top.queuedTotal, 4);
@@ -494,6 +494,7 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.is(oldest.queuedTotal, 3);
     assert.is(oldest.truncated, true);
     assert.is(oldest.returned, 2);
+    assert.is(oldest.earliestQueuedNextRunAtMs, now - 45 * SECOND, "the selector's earliest, though o3 is past the page");
   });
 
   it("aging summary computes age windows and p50/p90/p99 per bucket", {}, async (store, clock) => {

@@ -50,6 +50,7 @@ export function oldestQueued(cx: MemoryContext, selector: Selector, limit: numbe
     limit,
     returned: items.length,
     truncated: queued.length > limit,
+    earliestQueuedNextRunAtMs: queued.length === 0 ? null : queued.reduce((min, row) => Math.min(min, row.nextRunAtMs), Infinity),
     items,
   };
 }

@@ -41,7 +41,9 @@ export async function oldestQueued(cx: PgContext, selector: Selector, limit: num
   validateLimit(limit);
   await cx.expireLeases();
   const where = new q.Where().add("state = 'queued'").selector(selector);
-  const countRows: Row[] = await cx.sql.unsafe(`SELECT count(*) AS n FROM messages ${where.sql()}`, where.params as never[], { prepare: true });
+  const countRows: Row[] = await cx.sql.unsafe(`SELECT count(*) AS n, min(next_run_at) AS earliest FROM messages ${where.sql()}`, where.params as never[], {
+    prepare: true,
+  });
   const limitParam = where.param(limit);
   const rows: Row[] = await cx.sql.unsafe(
     `SELECT id, route, target, received_at, attempt, next_run_at FROM messages ${where.sql()} ORDER BY received_at, id LIMIT ${limitParam}`,
@@ -56,6 +58,7 @@ export async function oldestQueued(cx: PgContext, selector: Selector, limit: num
     limit,
     returned: rows.length,
     truncated: queuedTotal > rows.length,
+    earliestQueuedNextRunAtMs: countRows[0].earliest ?? null,
     items: rows.map((row) => ({ id: row.id, route: row.route, target: row.target, receivedAtMs: row.received_at, attempt: row.attempt, nextRunAtMs: row.next_run_at })),
   };
 }

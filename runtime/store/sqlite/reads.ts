@@ -101,7 +101,8 @@ export class SqliteReads {
     const rows = this.conn.dynamic
       .get(`SELECT id, route, target, received_at, attempt, next_run_at FROM messages WHERE ${where} ORDER BY received_at, id LIMIT ?`)
       .all(...params, limit) as MessageRow[];
-    const queuedTotal = this.conn.dynamic.get(`SELECT count(*) FROM messages WHERE ${where}`).pluck().get(...params) as number;
+    const totals = this.conn.dynamic.get(`SELECT count(*) AS n, min(next_run_at) AS earliest FROM messages WHERE ${where}`).get(...params) as { n: number; earliest: number | null };
+    const queuedTotal = totals.n;
     const byState = this.countByState();
     return {
       queueTotal: activeTotal(byState),
@@ -109,6 +110,7 @@ export class SqliteReads {
       limit,
       returned: rows.length,
       truncated: queuedTotal > rows.length,
+      earliestQueuedNextRunAtMs: totals.earliest,
       items: rows.map((row) => ({ id: row.id, route: row.route, target: row.target, receivedAtMs: row.received_at, attempt: row.attempt, nextRunAtMs: row.next_run_at })),
     };
   }
