@@ -5,7 +5,7 @@ import { setMaxListeners } from "node:events";
 import type { Dispatcher as UndiciDispatcher } from "undici";
 import type { AttemptResult } from "./classify.js";
 import { createEgressAgent, type EgressPolicy, type ResolveHost, compileEgressPolicy, type CompiledEgressPolicy } from "./egress.js";
-import { deliverExec, type ExecResult } from "./exec.js";
+import { deliverExec, EXEC_PIPE_GRACE_MS, type ExecResult } from "./exec.js";
 import { deliverHttp } from "./push.js";
 import type { AttemptRecord, DeliveryQueue, Leased } from "./queue.js";
 import type { RetryPolicy } from "./retry.js";
@@ -104,9 +104,21 @@ export interface DeliveryDispatcher {
 const minLeaseTtlMs = 30_000;
 const leaseSlackMs = 5_000;
 
-/** Reference-behaviour §2 row 6: max(30 s, timeout × batch + slack), so a lease outlives its deliveries. */
-export function leaseTtlFor(timeoutMs: number, batch: number): number {
-  return Math.max(minLeaseTtlMs, timeoutMs * Math.max(1, batch) + leaseSlackMs);
+/**
+ * A lease outlives its delivery: max(30 s, the longest one delivery can take + slack). The
+ * reference (§2 row 6) multiplies by the batch, whose messages it delivers one after another;
+ * here every leased message starts its delivery at once (a batch is the free slots), so a message
+ * whose delivery was cut off (a crash, a shutdown past its drain) is delivered again after one
+ * delivery's worst case, not after the whole batch's (205 s at the defaults, hours at a large
+ * deliver_concurrency).
+ */
+export function leaseTtlFor(deliveryWorstCaseMs: number): number {
+  return Math.max(minLeaseTtlMs, deliveryWorstCaseMs + leaseSlackMs);
+}
+
+/** How long one delivery to `settings` can run: its timeout, and for a program the kill grace and the wait for its output to close. */
+export function deliveryWorstCaseMs(settings: TargetSettings): number {
+  return settings.timeoutMs + (settings.kind === "exec" ? (settings.killGraceMs ?? 0) + EXEC_PIPE_GRACE_MS : 0);
 }
 
 /**
@@ -186,7 +198,7 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
         }
         let leased: Leased[];
         try {
-          leased = await deps.queue.dequeue({ route, target: settings.target, batch: free, leaseTtlMs: leaseTtlFor(this.active.leaseTimeoutMs, free) }, signal);
+          leased = await deps.queue.dequeue({ route, target: settings.target, batch: free, leaseTtlMs: leaseTtlFor(this.active.leaseTimeoutMs) }, signal);
         } catch (error) {
           if (signal.aborted) break;
           deps.observer?.onError?.(error, { route, target: settings.target, operation: "dequeue" });
@@ -301,7 +313,7 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
       if (route.targets.length === 0) continue;
       const shares = shareConcurrency(Math.max(1, route.concurrency), route.targets.length);
       // One lease TTL per route, from its slowest target (reference-behaviour §2 row 6).
-      const leaseTimeoutMs = Math.max(...route.targets.map((t) => t.timeoutMs));
+      const leaseTimeoutMs = Math.max(...route.targets.map(deliveryWorstCaseMs));
       route.targets.forEach((settings, i) => {
         const key = workerKey(route.route, settings.target);
         if (next.has(key)) throw new Error(`route ${route.route} lists target ${settings.target} twice`);

@@ -44,6 +44,9 @@ export type ExecResult = AttemptResult & {
 };
 
 /** Errors that mean the program can never start as configured: dead, not retried. */
+/** How long an exec attempt waits, after the program exits, for its stdout/stderr to close. */
+export const EXEC_PIPE_GRACE_MS = 2_000;
+
 const unstartableCodes = new Set(["ENOENT", "EACCES", "ENOEXEC", "ENOTDIR", "EISDIR", "ELOOP", "ENAMETOOLONG", "EPERM"]);
 
 export function buildExecEnv(input: Pick<ExecInput, "env" | "messageId" | "route" | "attempt" | "contentType" | "headers" | "pathEnv">): Record<string, string> {
@@ -67,7 +70,7 @@ export function headerEnvName(headerName: string): string {
 
 export function deliverExec(input: ExecInput): Promise<ExecResult> {
   const limitBytes = input.outputLimitBytes ?? 4096;
-  const pipeGraceMs = input.pipeGraceMs ?? 2000;
+  const pipeGraceMs = input.pipeGraceMs ?? EXEC_PIPE_GRACE_MS;
   const killGraceMs = input.killGraceMs ?? 0;
   if (input.signal?.aborted) return Promise.reject(abortError(input.signal));
 

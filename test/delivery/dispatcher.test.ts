@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { ServerResponse } from "node:http";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createDispatcher, leaseTtlFor, shareConcurrency, type AttemptEvent, type DeliveryDispatcher, type DispatcherConfig, type HttpTargetSettings } from "../../runtime/delivery/dispatcher.js";
+import { createDispatcher, deliveryWorstCaseMs, leaseTtlFor, shareConcurrency, type AttemptEvent, type DeliveryDispatcher, type DispatcherConfig, type HttpTargetSettings } from "../../runtime/delivery/dispatcher.js";
 import { DEFAULTS } from "../../compiler/defaults.js";
 
 const defaultEgressPolicy = DEFAULTS.egress;
@@ -24,10 +24,12 @@ function start(queue: FakeQueue, config: DispatcherConfig, events: AttemptEvent[
 
 const plan = suite("dispatcher plan");
 
-plan("lease TTL is max(30s, timeout × batch + slack)", () => {
-  assert.is(leaseTtlFor(10_000, 1), 30_000);
-  assert.is(leaseTtlFor(10_000, 20), 205_000);
-  assert.is(leaseTtlFor(1_000, 5), 30_000);
+plan("lease TTL is max(30s, one delivery's worst case + slack): the batch's deliveries run side by side", () => {
+  assert.is(leaseTtlFor(10_000), 30_000);
+  assert.is(leaseTtlFor(60_000), 65_000);
+  const exec = { kind: "exec" as const, target: "exec:/bin/true", program: "/bin/true", timeoutMs: 60_000, retry: { maxRetries: 0, baseMs: 1, capMs: 1, jitter: 0 } };
+  assert.is(deliveryWorstCaseMs(exec), 62_000, "a program's output may take 2 s to close after it exits");
+  assert.is(deliveryWorstCaseMs({ ...exec, killGraceMs: 5_000 }), 67_000, "and a timed-out program gets its kill grace");
 });
 
 plan("a route's budget is shared equally, every target keeps at least one slot", () => {
@@ -226,14 +228,14 @@ loop("the observer sees every attempt with its outcome and dead reason", async (
   }
 });
 
-loop("dequeue asks for free slots with the route's lease TTL", async () => {
+loop("dequeue asks for free slots with the route's lease TTL, whatever the batch", async () => {
   const receiver = await startReceiver();
   const queue = new FakeQueue();
-  const target = httpTarget(receiver, { timeoutMs: 10_000 });
+  const target = httpTarget(receiver, { timeoutMs: 40_000 });
   const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress });
   try {
     await waitFor(() => queue.dequeues.length > 0, "a dequeue");
-    assert.equal(queue.dequeues[0], { route: "/orders", target: target.target, batch: 20, leaseTtlMs: 205_000 });
+    assert.equal(queue.dequeues[0], { route: "/orders", target: target.target, batch: 20, leaseTtlMs: 45_000 });
   } finally {
     await dispatcher.stop({ drainMs: 1_000 });
     await receiver.close();
