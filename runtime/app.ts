@@ -115,8 +115,8 @@ const DEFAULT_HTTP: Omit<HttpServerOptions, "maxHeaderSize"> = {
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 5_000,
 };
-/** The default of stop(): in-flight requests get this long (SIGTERM must exit within 10 s). */
-export const DEFAULT_STOP_DEADLINE_MS = 8_000;
+/** The default of stop(): running deliveries and requests in flight get this long (DECISIONS.md "Settled details": 10 s, exit within 15 s). */
+export const DEFAULT_STOP_DEADLINE_MS = 10_000;
 
 /** Per-config state, replaced as a whole by reload. */
 interface Generation {

@@ -1,3 +1,4 @@
+import Database from "better-sqlite3";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
@@ -163,6 +164,36 @@ e2e("a program past its timeout is killed with its whole group, retried, then de
   const pids = readFileSync(pidsFile, "utf8").trim().split(/\s+/).map(Number);
   assert.is(pids.length, 4);
   for (const pid of pids) assert.ok(await waitDead(pid), `process ${pid} is gone`);
+});
+
+e2e("SIGTERM lets a running delivery finish for up to 10 s: a 9 s program completes, is acked, and the process exits within 15 s", async () => {
+  const dir = join(tmp.path, "term");
+  mkdirSync(dir);
+  const slow = script("slow.sh", `cat > /dev/null\ntouch "${dir}/started"\nsleep 9\ntouch "${dir}/finished"\nexit 0`);
+  const ports = await freePorts();
+  const own = urls(ports);
+  const dbPath = join(dir, "spool.db");
+  const proc = spawnSpool(["run", "--config", writeSpoolfile(dir, spoolfileText(ports, `/hooks/slow {\n  deliver exec "${slow}" { timeout 20s }\n}\n`)), "--db", dbPath]);
+  try {
+    await waitHealthy(proc, own.admin);
+    const [id] = await postWebhook(own.ingress, "/hooks/slow", "job");
+    await eventually(() => (existsSync(join(dir, "started")) ? true : undefined), 10_000, "the program to start");
+    const signalled = Date.now();
+    proc.kill("SIGTERM");
+    const result = await proc.exited;
+    assert.is(result.code, 0, proc.output());
+    assert.ok(Date.now() - signalled < 15_000, "exited within 15 s");
+    assert.ok(existsSync(join(dir, "finished")), "the program ran to its end");
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      assert.is(db.prepare("SELECT state FROM messages WHERE id = ?").get(id), undefined, "the message was acked (deleted), not left leased");
+      assert.equal(db.prepare("SELECT outcome FROM attempts WHERE message_id = ?").all(id), [{ outcome: "acked" }]);
+    } finally {
+      db.close();
+    }
+  } finally {
+    proc.kill("SIGKILL");
+  }
 });
 
 e2e.run();

@@ -83,10 +83,10 @@ export async function waitHealthy(proc: SpoolProcess, adminBase: string, timeout
   }
 }
 
-/** Stops the process with SIGTERM (SIGKILL after 12 s) and waits for it to end. */
+/** Stops the process with SIGTERM (SIGKILL after 16 s, past its own 15 s bound) and waits for it to end. */
 export async function stopSpool(proc: SpoolProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   proc.kill("SIGTERM");
-  const timer = setTimeout(() => proc.kill("SIGKILL"), 12_000);
+  const timer = setTimeout(() => proc.kill("SIGKILL"), 16_000);
   const result = await proc.exited;
   clearTimeout(timer);
   return result;
