@@ -70,6 +70,27 @@ export function parseDurationMs(text: string): number | undefined {
 }
 
 /**
+ * Headers that belong to one hop or to one message's framing, not to the message (RFC 9110 §7.6.1's
+ * connection options, plus Host, Content-Length and Expect, which the client sets for each request it
+ * makes): never forwarded to a push target or a forward-auth service, and a deliver `header` may not
+ * set them (the HTTP client refuses most of them, and a fixed Content-Length corrupts the framing).
+ */
+export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "host",
+  "content-length",
+  "expect",
+]);
+
+/**
  * The HMAC key of a Standard Webhooks secret: base64 (canonical, with or without padding),
  * optionally prefixed `whsec_`, surrounding whitespace ignored. Undefined when the text is not such
  * base64 or decodes to no bytes (`whsec_`, `whsec_A`): an empty key is one anyone can sign with.

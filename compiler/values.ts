@@ -133,7 +133,12 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** http(s) URL with a host. */
-export function decodeHttpUrl(cx: CompileContext, arg: Arg, what: string): string | undefined {
+/**
+ * An http(s) URL with a host. Credentials in it (`user:pass@`) are refused unless `allowCredentials`:
+ * a deliver or forward-auth request would not send them (the HTTP client drops them), and the URL is
+ * the target's identity, shown in lists and logs.
+ */
+export function decodeHttpUrl(cx: CompileContext, arg: Arg, what: string, options: { allowCredentials?: boolean } = {}): string | undefined {
   const text = cx.text(arg).trim();
   let url: URL;
   try {
@@ -143,6 +148,10 @@ export function decodeHttpUrl(cx: CompileContext, arg: Arg, what: string): strin
   }
   if ((url.protocol !== "http:" && url.protocol !== "https:") || !url.hostname) {
     return cx.error(arg.span, `${what}: expected an http(s) URL with a host, got ${got(arg)}`);
+  }
+  if (!options.allowCredentials && (url.username !== "" || url.password !== "")) {
+    const hint = what === "deliver" ? '; give them as a header instead (header "Authorization" "Basic …")' : "";
+    return cx.error(arg.span, `${what}: the URL holds credentials (user:password@), which are not sent and would be shown wherever the URL is${hint}`);
   }
   return text;
 }

@@ -109,7 +109,7 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
     timeout: scalar.duration(cx, "timeout", (v) => (out.timeoutMs = v!), { positive: true }),
     compression: { handle: (c) => { const a = singleArg(cx, c, "compression none|gzip"); const v = a && decodeOneOf(cx, a, "compression", ["none", "gzip"] as const); if (v) out.compression = v; } },
     insecure: scalar.bool(cx, "insecure", (v) => (out.insecure = v)),
-    proxy_url: { handle: (p) => { const a = singleArg(cx, p, "proxy_url <url>"); const v = a && decodeHttpUrl(cx, a, "proxy_url"); if (v) out.proxyUrl = v; } },
+    proxy_url: { handle: (p) => { const a = singleArg(cx, p, "proxy_url <url>"); const v = a && decodeHttpUrl(cx, a, "proxy_url", { allowCredentials: true }); if (v) out.proxyUrl = v; } },
     tls: {
       handle: (t) =>
         readBareBlock(cx, t, "tracing tls", {
