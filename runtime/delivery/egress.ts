@@ -91,8 +91,9 @@ export function checkEgressUrl(policy: CompiledEgressPolicy, url: string): Egres
 
 /**
  * The full decision for `host` resolving to `addresses` (at least one). Deny wins; an allow host rule
- * admits the host however it resolves; allow CIDR rules must cover every address; with rebind
- * protection a non-public address is refused unless an allow rule names it.
+ * naming the host admits it however it resolves (`*` names no host); allow CIDR rules must cover
+ * every address; with rebind protection a non-public address is refused unless an allow rule names
+ * the host or covers the address.
  */
 export function checkEgressAddresses(policy: CompiledEgressPolicy, host: string, addresses: readonly IpAddress[]): EgressDecision {
   const name = normalizeHost(host);
@@ -103,10 +104,12 @@ export function checkEgressAddresses(policy: CompiledEgressPolicy, host: string,
       return { allowed: false, reason: `address ${formatIp(address)} of ${name} is denied` };
     }
   }
-  const hostAllowed = policy.allowRules.some((rule) => matchesHost(rule, name));
-  if (hostAllowed) return { allowed: true };
+  // `*` lets every host name through the allow list but names none: rebind protection still decides
+  // its addresses. A rule naming the host (exactly, or as a subdomain) admits it however it resolves.
+  const allowingRules = policy.allowRules.filter((rule) => matchesHost(rule, name));
+  if (allowingRules.some((rule) => !isAnyHost(rule))) return { allowed: true };
   const inAllowedCidr = (address: IpAddress) => policy.allowRules.some((rule) => matchesAddress(rule, address));
-  if (policy.allowRules.length > 0 && !addresses.every(inAllowedCidr)) {
+  if (policy.allowRules.length > 0 && allowingRules.length === 0 && !addresses.every(inAllowedCidr)) {
     // Every address, not just one: the socket may pick any of them (reference-behaviour §5 note on CIDR allow).
     return { allowed: false, reason: `host ${name} is not in the egress allow list` };
   }
@@ -121,9 +124,13 @@ export function checkEgressAddresses(policy: CompiledEgressPolicy, host: string,
   return { allowed: true };
 }
 
+function isAnyHost(rule: EgressRule): boolean {
+  return rule.kind === "host" && rule.host === "*";
+}
+
 function matchesHost(rule: EgressRule, host: string): boolean {
   if (rule.kind !== "host") return false;
-  if (rule.host === "*") return true;
+  if (isAnyHost(rule)) return true;
   // `*.example.com` names the subdomains, not example.com itself.
   return rule.subdomains ? host.endsWith(`.${rule.host}`) : host === rule.host;
 }

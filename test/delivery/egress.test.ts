@@ -113,6 +113,16 @@ decide("an allow host rule admits the host however it resolves", () => {
   assert.not.ok(checkEgressAddresses(policy, "other.example", addrs("93.184.216.34")).allowed, "a non-empty allow list admits only what it names");
 });
 
+decide("allow \"*\" admits every host name but names none: rebind protection still refuses private addresses", () => {
+  const policy = policyOf({ allow: ["*"] });
+  assert.ok(checkEgressAddresses(policy, "hooks.example.com", addrs("93.184.216.34")).allowed);
+  for (const [host, address] of [["localhost", "127.0.0.1"], ["metadata.example", "169.254.169.254"], ["127.0.0.1", "127.0.0.1"]]) {
+    assert.not.ok(checkEgressAddresses(policy, host, addrs(address)).allowed, `${host} → ${address}`);
+  }
+  assert.ok(checkEgressAddresses(policyOf({ allow: ["*"], dnsRebindProtection: false }), "localhost", addrs("127.0.0.1")).allowed, "unless protection is off");
+  assert.ok(checkEgressAddresses(policyOf({ allow: ["*", "10.0.0.0/8"] }), "svc.local", addrs("10.0.0.5")).allowed, "or a CIDR rule covers the address");
+});
+
 decide("a wildcard names subdomains, not the domain itself", () => {
   const policy = policyOf({ allow: ["*.internal.example"] });
   assert.ok(checkEgressAddresses(policy, "a.b.internal.example", addrs("10.0.0.5")).allowed);
