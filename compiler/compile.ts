@@ -43,6 +43,16 @@ interface RouteStatement {
 
 /** Tree → IR. Collects every diagnostic; the config is null when any of them is an error. */
 export function compileTree(tree: SpoolfileTree, options: CompileOptions = {}): CompileResult {
+  const { config, diagnostics } = compileTreeWithSources(tree, options);
+  return { config, diagnostics };
+}
+
+/**
+ * compileTree, also naming the statement each route was compiled from, by the route's path (its
+ * placeholders expanded): what edits of a route's statement go by (edit.ts), since a path written
+ * with a placeholder matches the IR's path only once expanded.
+ */
+export function compileTreeWithSources(tree: SpoolfileTree, options: CompileOptions = {}): CompileResult & { routeSources: ReadonlyMap<string, Directive> } {
   const cx = new CompileContext(tree.file, options);
   const blocks = new Map<SingleBlock, Directive>();
   const matcherDirectives: Directive[] = [];
@@ -115,7 +125,8 @@ export function compileTree(tree: SpoolfileTree, options: CompileOptions = {}): 
   const routes: Route[] = compiledRoutes.map((c) => ({ ...c.route, backend }));
   const config: SpoolConfig = { ...partial, routes, backend };
   const diagnostics = sortDiagnostics(cx.diagnostics);
-  return { config: hasErrors(diagnostics) ? null : config, diagnostics };
+  const routeSources = new Map(compiledRoutes.map((c) => [c.route.path, c.directive]));
+  return { config: hasErrors(diagnostics) ? null : config, diagnostics, routeSources };
 }
 
 // inbound|outbound|internal /path { … }   or the wrapper   internal { /a { … } /b { … } }

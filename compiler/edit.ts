@@ -1,6 +1,6 @@
-import { directivesOf, hasErrors, parseSpoolfile, type Diagnostic, type Directive, type SpoolfileTree } from "../grammar/index.js";
+import { directivesOf, hasErrors, parseSpoolfile, type Diagnostic, type Directive } from "../grammar/index.js";
 import { errorAt } from "../grammar/index.js";
-import { compileTree } from "./compile.js";
+import { compileTree, compileTreeWithSources } from "./compile.js";
 import type { CompileOptions } from "./context.js";
 import type { SpoolConfig } from "./ir.js";
 import { cleanPath } from "./values.js";
@@ -26,7 +26,8 @@ interface Splice {
 export function setRouteLabels(text: string, file: string, routePath: string, labels: RouteLabels | null, options: CompileOptions = {}): EditResult {
   const { tree, diagnostics } = parseSpoolfile(text, file);
   if (hasErrors(diagnostics)) return { ok: false, diagnostics };
-  const route = findRouteDirective(tree, routePath);
+  // The statement the route was compiled from: its written path may hold placeholders.
+  const route = compileTreeWithSources(tree, options).routeSources.get(cleanPath(routePath));
   const fileStart = { file, line: 1, col: 1, offset: 0, endOffset: 0 };
   if (!route?.block) return { ok: false, diagnostics: [errorAt(fileStart, `no route ${routePath} in ${file}`)] };
   const inner = directivesOf(route.block.items);
@@ -57,25 +58,6 @@ export function setRouteLabels(text: string, file: string, routePath: string, la
     return { ok: false, diagnostics: [errorAt(fileStart, `editing the labels of ${routePath} did not produce the intended mapping`)] };
   }
   return { ok: true, text: edited, config: compiled.config };
-}
-
-/** The route statement whose path is `routePath`, at top level or inside a channel wrapper. */
-export function findRouteDirective(tree: SpoolfileTree, routePath: string): Directive | undefined {
-  const wanted = cleanPath(routePath);
-  for (const d of directivesOf(tree.items)) {
-    if (!d.name) continue;
-    const name = d.name.value;
-    if (d.name.kind === "string" || name.startsWith("/")) {
-      if (cleanPath(name) === wanted) return d;
-    } else if (name === "inbound" || name === "outbound" || name === "internal") {
-      if (d.args.length === 1 && cleanPath(d.args[0].value) === wanted) return d;
-      if (d.args.length === 0 && d.block) {
-        const inner = directivesOf(d.block.items).find((r) => r.name && cleanPath(r.name.value) === wanted);
-        if (inner) return inner;
-      }
-    }
-  }
-  return undefined;
 }
 
 function quote(value: string): string {

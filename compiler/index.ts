@@ -9,7 +9,7 @@ export type { CompileResult } from "./compile.js";
 export { compileTree } from "./compile.js";
 export { formatText, type FormatResult } from "./format.js";
 export { diffConfigs, renderChanges, unifiedDiff, type ConfigChange } from "./diff.js";
-export { setRouteLabels, findRouteDirective, type EditResult, type RouteLabels } from "./edit.js";
+export { setRouteLabels, type EditResult, type RouteLabels } from "./edit.js";
 export { writeFileAtomically, replaceFileAtomically, type Replacement } from "./rewrite.js";
 export { DEFAULTS } from "./defaults.js";
 export { decodeStandardWebhooksKey, headerValueProblem, HOP_BY_HOP_HEADERS, isHttpHeaderValue, isHttpToken, isValidLabel, LABEL_PATTERN, MAX_DURATION_TEXT, parseDurationMs, pathCovers } from "./syntax.js";

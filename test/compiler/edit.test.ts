@@ -46,6 +46,25 @@ edit("setting labels on an unlabelled route adds exactly two lines, indented lik
   assert.equal(commentTexts(parseSpoolfile(result.text).tree.items), commentTexts(parseSpoolfile(original).tree.items));
 });
 
+edit("a route whose path is written with placeholders is found by its expanded path; the written path stays", () => {
+  const text = `pull_api { auth token raw:t }
+vars { P hooks }
+/{vars.P}/labelled { application "x"; endpoint_name "y"; pull { path /l } }
+internal {
+  /{vars.P}/plain { pull { path /p } }
+}
+`;
+  const added = setRouteLabels(text, "Spoolfile", "/hooks/plain", { application: "x", endpointName: "z" });
+  assert.ok(added.ok, JSON.stringify(!added.ok && added.diagnostics));
+  if (!added.ok) return;
+  assert.is(added.text, text.replace("/{vars.P}/plain { pull", '/{vars.P}/plain { application "x"; endpoint_name "z"; pull'));
+  const removed = setRouteLabels(text, "Spoolfile", "/hooks/labelled", null);
+  assert.ok(removed.ok, JSON.stringify(!removed.ok && removed.diagnostics));
+  if (!removed.ok) return;
+  assert.equal([removed.config.routes[0].path, removed.config.routes[0].application], ["/hooks/labelled", null]);
+  assert.ok(removed.text.includes("/{vars.P}/labelled {"));
+});
+
 edit("changing existing labels replaces only their values and keeps end-of-line comments", () => {
   const result = setRouteLabels(original, "Spoolfile", "/billing", { application: "finance", endpointName: "invoices-v2" });
   assert.ok(result.ok);
