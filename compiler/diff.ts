@@ -24,12 +24,28 @@ export function diffConfigs(before: SpoolConfig, after: SpoolConfig): ConfigChan
   const oldByPath = new Map(oldRoutes.map((r) => [r.path, r]));
   const newByPath = new Map(newRoutes.map((r) => [r.path, r]));
   for (const r of oldRoutes) if (!newByPath.has(r.path)) changes.push({ kind: "removed", path: `route ${r.path}` });
+  // First match wins: the order of routes decides where a request goes.
+  diffOrder(oldRoutes.map((r) => r.path), newRoutes.map((r) => r.path), "route order", changes);
   for (const r of newRoutes) {
     const old = oldByPath.get(r.path);
     if (!old) changes.push({ kind: "added", path: `route ${r.path}` });
-    else diffValues(keyedRoute(old), keyedRoute(r), `route ${r.path}: `, changes);
+    else {
+      // Fan-out copies are stored, and their ids answered, in target order.
+      if (old.mode.kind === "deliver" && r.mode.kind === "deliver") {
+        diffOrder(old.mode.targets.map((t) => t.target), r.mode.targets.map((t) => t.target), `route ${r.path}: target order`, changes);
+      }
+      diffValues(keyedRoute(old), keyedRoute(r), `route ${r.path}: `, changes);
+    }
   }
   return changes;
+}
+
+/** A change when the names present in both lists come in a different order (additions and removals are reported on their own). */
+function diffOrder(before: readonly string[], after: readonly string[], path: string, out: ConfigChange[]): void {
+  const kept = (names: readonly string[], other: readonly string[]) => names.filter((name) => other.includes(name));
+  const oldOrder = kept(before, after);
+  const newOrder = kept(after, before);
+  if (oldOrder.some((name, i) => name !== newOrder[i])) out.push({ kind: "changed", path, before: JSON.stringify(oldOrder), after: JSON.stringify(newOrder) });
 }
 
 /** Targets keyed by their name, so reordering or editing one target reads as such. */
@@ -43,10 +59,13 @@ function keyedRoute(route: Route): unknown {
 /**
  * Values that may hold a credential although they are not secret sources: outbound and tracing
  * header values (`header "Authorization" "Bearer {env.TOKEN}"`), match header values, basic-auth
- * passwords. They are compared but never printed.
+ * passwords, the values of `vars` (the placeholders those may come from) and a URL's password
+ * (a tracing collector's `user:pass@`). They are compared but never printed.
  */
 function sensitive(key: string, value: unknown): unknown {
   if (key === "password" && typeof value === "string") return "(redacted)";
+  if (key === "vars" && isRecord(value) && !Array.isArray(value)) return Object.fromEntries(Object.keys(value).map((name) => [name, "(redacted)"]));
+  if (typeof value === "string" && URL_PASSWORD.test(value)) return value.replace(URL_PASSWORD, "$1(redacted)@");
   if (key === "headers" && Array.isArray(value)) {
     return value.map((entry: unknown) =>
       Array.isArray(entry) ? [entry[0], "(redacted)"] : isRecord(entry) && "value" in entry ? { ...entry, value: "(redacted)" } : entry,
@@ -55,7 +74,19 @@ function sensitive(key: string, value: unknown): unknown {
   return value;
 }
 
+/** `scheme://user:password@`: the password part. */
+const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:)[^/@\s]*@/i;
+
 function diffValues(a: unknown, b: unknown, path: string, out: ConfigChange[], key = ""): void {
+  if (key === "vars" && isRecord(a) && isRecord(b)) {
+    // Each var by name, its value never shown.
+    for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      if (!(name in a)) out.push({ kind: "added", path: `vars.${name}`, after: "(redacted)" });
+      else if (!(name in b)) out.push({ kind: "removed", path: `vars.${name}` });
+      else if (a[name] !== b[name]) out.push({ kind: "changed", path: `vars.${name}`, before: "(redacted)", after: "(redacted, changed)" });
+    }
+    return;
+  }
   if (sensitive(key, a) !== a || sensitive(key, b) !== b) {
     if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ kind: "changed", path: trim(path), before: show(sensitive(key, a)), after: `${show(sensitive(key, b))} (changed)` });
     return;

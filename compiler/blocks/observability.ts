@@ -104,7 +104,7 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
   const headers: [string, string][] = [];
   readBlock(cx, d, "tracing", {
     enabled: scalar.bool(cx, "enabled", (v) => (out.enabled = v)),
-    collector: { handle: (c) => { const a = singleArg(cx, c, "collector <url>"); const v = a && decodeHttpUrl(cx, a, "collector"); if (v) out.collector = v; } },
+    collector: { handle: (c) => { const a = singleArg(cx, c, "collector <url>"); const v = a && decodeHttpUrl(cx, a, "collector", { allowCredentials: true }); if (v) out.collector = v; } },
     url_path: { handle: (p) => { const a = singleArg(cx, p, "url_path /path"); const v = a && decodePath(cx, a, "url_path"); if (v) out.urlPath = v; } },
     timeout: scalar.duration(cx, "timeout", (v) => (out.timeoutMs = v!), { positive: true }),
     compression: { handle: (c) => { const a = singleArg(cx, c, "compression none|gzip"); const v = a && decodeOneOf(cx, a, "compression", ["none", "gzip"] as const); if (v) out.compression = v; } },

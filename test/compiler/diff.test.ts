@@ -46,4 +46,24 @@ diff("header values and basic-auth passwords are compared but never printed, als
   assert.equal(diffConfigs(ir(same), ir(same)), [], "equal values are no change");
 });
 
+diff("route order and a route's target order are changes: first match wins, and fan-out ids come in target order", () => {
+  const routes = 'pull_api { auth token raw:t }\n/a { match { method POST PUT }; pull { path /a } }\n/a/b { pull { path /b } }\n/c { pull { path /c } }\n';
+  const swapped = 'pull_api { auth token raw:t }\n/a/b { pull { path /b } }\n/a { match { method POST PUT }; pull { path /a } }\n/c { pull { path /c } }\n';
+  assert.is(renderChanges(diffConfigs(ir(routes), ir(swapped))), '~ route order: ["/a","/a/b","/c"] -> ["/a/b","/a","/c"]');
+  assert.equal(diffConfigs(ir(routes), ir(routes.replace("/c { pull { path /c } }\n", ""))).map((c) => c.path), ["route /c"], "a removal alone is no reordering");
+  const fan = (first: string, second: string) => `/f { deliver "https://${first}.example/in"; deliver "https://${second}.example/in" }\n`;
+  assert.is(renderChanges(diffConfigs(ir(fan("one", "two")), ir(fan("two", "one")))), '~ route /f: target order: ["https://one.example/in","https://two.example/in"] -> ["https://two.example/in","https://one.example/in"]');
+});
+
+diff("vars are named but their values never printed; a URL's password is masked", () => {
+  const withVar = (token: string) => `vars { TOKEN ${token} }\n/b { deliver "https://x.example/in" { header "Authorization" "Bearer {vars.TOKEN}" } }\n`;
+  const out = renderChanges(diffConfigs(ir(withVar("s3cr3t-A")), ir(withVar("s3cr3t-B"))));
+  assert.match(out, /vars\.TOKEN/);
+  assert.not.ok(out.includes("s3cr3t"), out);
+  const tracing = (pw: string) => `${base}observability { tracing { enabled on; collector "https://u:${pw}@otel.example" } }\n`;
+  const traced = renderChanges(diffConfigs(ir(tracing("pwA")), ir(tracing("pwB"))));
+  assert.match(traced, /collector/);
+  assert.not.ok(traced.includes("pwA") || traced.includes("pwB"), traced);
+});
+
 diff.run();
