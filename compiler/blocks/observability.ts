@@ -95,6 +95,8 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
   const base = DEFAULTS.tracing;
   if (!d.block) {
     const enabled = expectArgs(cx, d, 1, 1, "tracing on|off or tracing { … }") ? decodeBool(cx, d.args[0], "tracing") ?? false : false;
+    // The shorthand names no collector: refused like the block form without one, not accepted and then silently off.
+    if (enabled) cx.error(spanOf(d), 'tracing: enabled tracing needs a collector URL: tracing { enabled on; collector "https://…" }');
     return { ...base, enabled };
   }
   expectArgs(cx, d, 0, 0, "tracing { … }");
