@@ -37,6 +37,7 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
   let application: string | null = null;
   let endpointName: string | null = null;
   let labelSpan: Directive | null = null;
+  const labelsWritten = new Set<"application" | "endpoint_name">();
   const match = emptyCriteria();
   let rateLimit: Route["rateLimit"] = null;
   const auth = new RouteAuthBuilder(cx, globals.secrets);
@@ -63,8 +64,8 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
   });
 
   readBlock(cx, d, `route ${pathArg.raw}`, {
-    application: { handle: (x) => { const a = singleArgOf(cx, x, 'application "<name>"'); application = (a && decodeLabel(cx, a, "application")) ?? null; labelSpan = x; } },
-    endpoint_name: { handle: (x) => { const a = singleArgOf(cx, x, 'endpoint_name "<name>"'); endpointName = (a && decodeLabel(cx, a, "endpoint_name")) ?? null; labelSpan ??= x; } },
+    application: { handle: (x) => { const a = singleArgOf(cx, x, 'application "<name>"'); application = (a && decodeLabel(cx, a, "application")) ?? null; labelSpan = x; labelsWritten.add("application"); } },
+    endpoint_name: { handle: (x) => { const a = singleArgOf(cx, x, 'endpoint_name "<name>"'); endpointName = (a && decodeLabel(cx, a, "endpoint_name")) ?? null; labelSpan ??= x; labelsWritten.add("endpoint_name"); } },
     match: {
       repeatable: true,
       handle: (x) => {
@@ -158,7 +159,8 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
   });
 
   // Label pairing (webhook-queue.md "Management labels").
-  if ((application === null) !== (endpointName === null) && labelSpan) {
+  // Only when one was not written at all: an invalid value has its own error already.
+  if (labelsWritten.size === 1 && labelSpan) {
     cx.error(spanOf(labelSpan), "application and endpoint_name must be set together");
   }
   if (publishForms.has("shorthand") && (publishForms.has("dotted") || publishForms.has("block"))) {
