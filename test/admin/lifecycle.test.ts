@@ -199,8 +199,8 @@ for (const backend of ["sqlite", "memory"] as Backend[]) {
       [{ application: "shop" }, 400, "invalid_body"],
       [{ route: "orders" }, 400, "invalid_body"],
       [{ route: "/orders", state: "canceled" }, 400, "invalid_body"],
-      [{ route: "/orders", limit: 0 }, 400, "invalid_query"],
-      [{ route: "/orders", limit: 1001 }, 400, "invalid_query"],
+      [{ route: "/orders", limit: 0 }, 400, "invalid_body"],
+      [{ route: "/orders", limit: 1001 }, 400, "invalid_body"],
       [{ route: "/orders", before: "now" }, 400, "invalid_body"],
       [{ route: "/orders", color: "red" }, 400, "invalid_body"],
     ];
