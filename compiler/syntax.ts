@@ -70,25 +70,11 @@ export function parseDurationMs(text: string): number | undefined {
 }
 
 /**
- * Headers that belong to one hop or to one message's framing, not to the message (RFC 9110 §7.6.1's
- * connection options, plus Host, Content-Length and Expect, which the client sets for each request it
- * makes): never forwarded to a push target or a forward-auth service, and a deliver `header` may not
- * set them (the HTTP client refuses most of them, and a fixed Content-Length corrupts the framing).
+ * Headers a deliver `header` may not set: the HTTP client refuses them (Transfer-Encoding, Expect,
+ * Keep-Alive, Upgrade), or, fixed in the config, they would frame every body but one wrongly
+ * (Content-Length). Every message sent with one fails.
  */
-export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "transfer-encoding",
-  "te",
-  "trailer",
-  "upgrade",
-  "host",
-  "content-length",
-  "expect",
-]);
+export const UNSETTABLE_DELIVER_HEADERS: ReadonlySet<string> = new Set(["transfer-encoding", "content-length", "expect", "keep-alive", "upgrade"]);
 
 /**
  * The HMAC key of a Standard Webhooks secret: base64 (canonical, with or without padding),

@@ -2,7 +2,7 @@ import type { Directive } from "../../grammar/index.js";
 import { readBlock, scalar } from "../block-reader.js";
 import { spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
-import { HOP_BY_HOP_HEADERS } from "../syntax.js";
+import { UNSETTABLE_DELIVER_HEADERS } from "../syntax.js";
 import type { Defaults, DeliverTarget, NamedSecret, RotatingSecret, SignConfig } from "../ir.js";
 import { decodeHeaderName, decodeHeaderValue, decodeHttpUrl, decodeOneOf, decodeSecretSource, expectArgs, expectNoBlock } from "../values.js";
 import { compileRetry } from "./retry.js";
@@ -33,8 +33,8 @@ export function compileDeliver(cx: CompileContext, d: Directive, defaults: Defau
           const name = decodeHeaderName(cx, h.args[0], "deliver header");
           const value = decodeHeaderValue(cx, h.args[1], "deliver header");
           if (name === undefined || value === undefined) return;
-          if (HOP_BY_HOP_HEADERS.has(name.toLowerCase())) {
-            cx.error(h.args[0].span, `deliver header: ${name} belongs to the connection or the request's framing, which Spool sets for each delivery; it cannot be set here`);
+          if (UNSETTABLE_DELIVER_HEADERS.has(name.toLowerCase())) {
+            cx.error(h.args[0].span, `deliver header: ${name} is the HTTP client's to set for each request (framing, connection); set here, every delivery would fail`);
             return;
           }
           if (headers.some(([n]) => n.toLowerCase() === name.toLowerCase())) {

@@ -5,7 +5,6 @@ import { timerDelayMs } from "../clock.js";
 import { EventEmitter } from "node:events";
 import { request, type Dispatcher } from "undici";
 import { DEFAULTS } from "../../compiler/defaults.js";
-import { HOP_BY_HOP_HEADERS } from "../../compiler/index.js";
 import { resultForNetworkError, resultForPolicyDenial, resultForStatus, type AttemptResult } from "./classify.js";
 import { checkEgressUrl, compileEgressPolicy, isEgressDenied, type CompiledEgressPolicy, type EgressDecision, type EgressPolicy } from "./egress.js";
 import { parseRetryAfter } from "./retry.js";
@@ -35,6 +34,25 @@ export interface PushInput {
 }
 
 export type PushResult = AttemptResult & { readonly redirects?: number };
+
+/**
+ * Headers that describe one hop or one framing, not the message: forwarding them would be wrong
+ * (a stale Content-Length corrupts framing, Host would misroute) or is refused by undici.
+ */
+const hopByHopHeaders = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "host",
+  "content-length",
+  "expect",
+]);
 
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 const maxRedirects = 5;
@@ -133,7 +151,7 @@ export function buildHeaders(input: Pick<PushInput, "headers" | "extraHeaders" |
   const byLowerName = new Map<string, [string, string]>();
   const put = (name: string, value: string) => byLowerName.set(name.toLowerCase(), [name, value]);
   for (const [name, value] of Object.entries(input.headers)) {
-    if (!HOP_BY_HOP_HEADERS.has(name.toLowerCase())) put(name, value);
+    if (!hopByHopHeaders.has(name.toLowerCase())) put(name, value);
   }
   for (const [name, value] of Object.entries(input.extraHeaders ?? {})) put(name, value);
   put("X-Spool-Message-Id", input.messageId);

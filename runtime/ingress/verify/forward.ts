@@ -2,7 +2,6 @@
 // (reference-behaviour.md §2 row 2 and §7 item 11): 2xx allows and copies the named response
 // headers into the stored message, 401/403 deny with that status, anything else fails closed (503).
 import { request as undiciRequest, type Dispatcher } from "undici";
-import { HOP_BY_HOP_HEADERS } from "../../../compiler/index.js";
 import type { RequestHeaders } from "./types.js";
 
 export interface ForwardAuthOptions {
@@ -28,12 +27,26 @@ export type ForwardAuthResult =
   | { ok: true; copiedHeaders: Record<string, string> }
   | { ok: false; status: 401 | 403 | 503; reason: "denied" | "forbidden" | "unavailable" };
 
+// Connection-level headers describe the inbound hop, not the request being authorised.
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "expect",
+  "host",
+  "content-length",
+]);
+
 const MAX_DRAINED_RESPONSE_BYTES = 4096;
 
 export async function forwardAuth(url: string, options: ForwardAuthOptions, inbound: ForwardAuthRequest): Promise<ForwardAuthResult> {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(inbound.headers)) {
-    if (value === undefined || HOP_BY_HOP_HEADERS.has(name.toLowerCase())) continue;
+    if (value === undefined || HOP_BY_HOP.has(name.toLowerCase())) continue;
     headers[name] = value;
   }
   headers["x-spool-original-method"] = inbound.method;
