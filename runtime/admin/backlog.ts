@@ -77,7 +77,7 @@ export async function oldestQueued(request: AdminRequest): Promise<unknown> {
     limit: report.limit,
     returned: report.returned,
     truncated: report.truncated,
-    // Selector-wide, as top_queued and aging_summary report them: the oldest received is the first
+    // Selector-wide, as top_queued and aging_summary report them too: the oldest received is the first
     // item (ascending order), the earliest next_run_at may be past the returned page.
     ...ageFields(nowMs, oldest ? oldest.receivedAtMs : null, report.earliestQueuedNextRunAtMs),
     selector: selectorJson(selector),
@@ -114,8 +114,6 @@ export async function agingSummary(request: AdminRequest): Promise<unknown> {
   const states = parseBacklogStates(request.query.get("states"));
   const report = await request.deps.store.agingSummary(selector, states, query.limit());
   const nowMs = request.deps.clock.now();
-  const oldest = report.items.reduce<number | null>((min, b) => (b.oldestQueuedReceivedAtMs === null ? min : Math.min(min ?? Infinity, b.oldestQueuedReceivedAtMs)), null);
-  const earliest = report.items.reduce<number | null>((min, b) => (b.earliestQueuedNextRunAtMs === null ? min : Math.min(min ?? Infinity, b.earliestQueuedNextRunAtMs)), null);
   return {
     queue_total: report.queueTotal,
     queued_total: report.queuedTotal,
@@ -128,7 +126,7 @@ export async function agingSummary(request: AdminRequest): Promise<unknown> {
     bucket_count: report.bucketCount,
     truncated: report.truncated,
     source_bounded: report.sourceBounded,
-    ...ageFields(nowMs, oldest, earliest),
+    ...ageFields(nowMs, report.oldestQueuedReceivedAtMs, report.earliestQueuedNextRunAtMs),
     selector: selectorJson(selector),
     items: report.items.map((bucket) => ({
       route: bucket.route,

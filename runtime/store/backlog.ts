@@ -123,8 +123,20 @@ export function summarizeAging(input: AgingInput): AgingSummaryReport {
     ageSampleCount: allAgesMs.length,
     ageWindows: windows,
     agePercentilesSeconds: agePercentiles(allAgesMs),
+    // Over every bucket scanned, not only the `limit` returned.
+    oldestQueuedReceivedAtMs: minOver(ordered, (b) => b.oldestQueuedReceivedAtMs),
+    earliestQueuedNextRunAtMs: minOver(ordered, (b) => b.earliestQueuedNextRunAtMs),
     items: ordered.slice(0, input.limit),
   };
+}
+
+function minOver<T>(items: readonly T[], value: (item: T) => number | null): number | null {
+  let min: number | null = null;
+  for (const item of items) {
+    const v = value(item);
+    if (v !== null) min = minOrValue(min, v);
+  }
+  return min;
 }
 
 function minOrValue(current: number | null, value: number): number {

@@ -303,6 +303,9 @@ export interface AgingSummaryReport {
   ageSampleCount: number;
   ageWindows: AgeWindows;
   agePercentilesSeconds: AgePercentiles | null;
+  /** Over every queued row scanned (all buckets, not only the `limit` returned). */
+  oldestQueuedReceivedAtMs: number | null;
+  earliestQueuedNextRunAtMs: number | null;
   items: AgingBucket[];
 }
 

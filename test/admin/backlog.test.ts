@@ -54,6 +54,15 @@ backlog("oldest_queued reports the selector's earliest next_run_at and ready lag
   assert.equal([oldest.body.earliest_queued_next_run_at, oldest.body.ready_lag_seconds], [top.body.earliest_queued_next_run_at, top.body.ready_lag_seconds]);
 });
 
+backlog("aging_summary's top-level ages are the selector's, past the buckets its limit returns", async ({ h }) => {
+  const now = h.clock.now();
+  await h.seed([message("lagging", "/billing", { receivedAtMs: now - 50 * MINUTE, nextRunAtMs: now - 45 * MINUTE })]);
+  const [limited, top] = [await h.request("GET", "/backlog/aging_summary?limit=1&states=queued"), await h.request("GET", "/backlog/top_queued")];
+  assert.equal(limited.body.items.map((i: any) => i.route), ["/orders"], "the /billing bucket is past the limit");
+  assert.equal([limited.body.oldest_queued_age_seconds, limited.body.ready_lag_seconds], [3000, 2700]);
+  assert.equal([limited.body.oldest_queued_received_at, limited.body.earliest_queued_next_run_at], [top.body.oldest_queued_received_at, top.body.earliest_queued_next_run_at]);
+});
+
 backlog("aging_summary groups by bucket for the asked states", async ({ h }) => {
   const reply = await h.request("GET", "/backlog/aging_summary?states=queued,dead");
   assert.is(reply.status, 200);
