@@ -190,7 +190,9 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
     private async loop(): Promise<void> {
       const signal = this.loopStop.signal;
       while (!signal.aborted) {
-        const { route, settings, limit } = this.active;
+        // The settings the lease is sized for are the ones its deliveries use, whatever a reload does during the dequeue.
+        const active = this.active;
+        const { route, settings, limit } = active;
         const free = limit - this.inFlightCount;
         if (free <= 0) {
           await this.waitForSlot();
@@ -198,7 +200,7 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
         }
         let leased: Leased[];
         try {
-          leased = await deps.queue.dequeue({ route, target: settings.target, batch: free, leaseTtlMs: leaseTtlFor(this.active.leaseTimeoutMs) }, signal);
+          leased = await deps.queue.dequeue({ route, target: settings.target, batch: free, leaseTtlMs: leaseTtlFor(active.leaseTimeoutMs) }, signal);
         } catch (error) {
           if (signal.aborted) break;
           deps.observer?.onError?.(error, { route, target: settings.target, operation: "dequeue" });
@@ -206,7 +208,7 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
           continue;
         }
         // Messages leased as the loop stops are still delivered: they are ours until the lease ends.
-        for (const item of leased) this.startDelivery(item);
+        for (const item of leased) this.startDelivery(active, item);
         if (leased.length === 0 && !signal.aborted) {
           try {
             await deps.queue.waitReady(route, settings.target, signal);
@@ -219,9 +221,8 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
       }
     }
 
-    private startDelivery(item: Leased): void {
+    private startDelivery(active: ActiveSettings, item: Leased): void {
       this.inFlightCount++;
-      const active = this.active; // the settings this delivery started with, whatever a reload does meanwhile
       const agent = egress.agent;
       const compiled = egress.compiled;
       const delivery = deliverAndSettle(active, agent, compiled, item)

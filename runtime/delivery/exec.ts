@@ -43,10 +43,10 @@ export type ExecResult = AttemptResult & {
   readonly outputTruncated: boolean;
 };
 
-/** Errors that mean the program can never start as configured: dead, not retried. */
 /** How long an exec attempt waits, after the program exits, for its stdout/stderr to close. */
 export const EXEC_PIPE_GRACE_MS = 2_000;
 
+/** Errors that mean the program can never start as configured: dead, not retried. */
 const unstartableCodes = new Set(["ENOENT", "EACCES", "ENOEXEC", "ENOTDIR", "EISDIR", "ELOOP", "ENAMETOOLONG", "EPERM"]);
 
 export function buildExecEnv(input: Pick<ExecInput, "env" | "messageId" | "route" | "attempt" | "contentType" | "headers" | "pathEnv">): Record<string, string> {

@@ -6,6 +6,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createDispatcher, deliveryWorstCaseMs, leaseTtlFor, shareConcurrency, type AttemptEvent, type DeliveryDispatcher, type DispatcherConfig, type HttpTargetSettings } from "../../runtime/delivery/dispatcher.js";
 import { DEFAULTS } from "../../compiler/defaults.js";
+import type { DequeueRequest, Leased } from "../../runtime/delivery/queue.js";
 
 const defaultEgressPolicy = DEFAULTS.egress;
 import { FakeQueue, localEgress, startReceiver, systemClock, waitFor, type Receiver } from "./helpers.js";
@@ -262,6 +263,38 @@ lifecycle("reconfigure applies new headers to new deliveries; the running one fi
     await waitFor(() => queue.get("evt_inflight").state === "delivered", "in-flight delivery settled");
     assert.equal(receiver.requests.map((r) => [r.headers["x-spool-message-id"], r.headers["x-version"]]), [["evt_inflight", "old"], ["evt_after", "new"]]);
     assert.is(queue.attempts.length, 2);
+  } finally {
+    await dispatcher.stop({ drainMs: 1_000 });
+    await receiver.close();
+  }
+});
+
+lifecycle("messages leased while a reload lands are delivered with the settings their lease was sized for", async () => {
+  const receiver = await startReceiver();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  // The first dequeue is held until the reload has happened, as a slow store would hold it.
+  class HeldQueue extends FakeQueue {
+    override async dequeue(request: DequeueRequest, signal: AbortSignal): Promise<Leased[]> {
+      if (this.dequeues.length === 0) {
+        this.dequeues.push(request);
+        await gate;
+        this.dequeues.pop();
+      }
+      return super.dequeue(request, signal);
+    }
+  }
+  const queue = new HeldQueue();
+  const before = httpTarget(receiver, { timeoutMs: 1_000, headers: { "X-Version": "old" } });
+  queue.enqueue("/orders", before.target, "evt_raced", "{}");
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [before] }], egress: localEgress });
+  try {
+    await waitFor(() => queue.dequeues.length === 1, "the held dequeue");
+    dispatcher.reconfigure({ routes: [{ route: "/orders", concurrency: 20, targets: [{ ...before, timeoutMs: 60_000, headers: { "X-Version": "new" } }] }], egress: localEgress });
+    release();
+    await waitFor(() => queue.get("evt_raced").state === "delivered", "the raced delivery");
+    assert.is(queue.dequeues[0].leaseTtlMs, 30_000, "the lease was sized for the 1 s timeout");
+    assert.equal(receiver.requests.map((r) => r.headers["x-version"]), ["old"]);
   } finally {
     await dispatcher.stop({ drainMs: 1_000 });
     await receiver.close();
