@@ -9,6 +9,20 @@ import { spoolVersion } from "./version.js";
 
 const DEFAULT_CONFIG = "./Spoolfile";
 
+/** The options that take a value (all text: paths, a DSN, a level, a format). */
+const VALUE_OPTIONS = ["config", "db", "postgres-dsn", "pid-file", "log-level", "dotenv", "format"] as const;
+
+/** The text given for `--flag value` or `--flag=value` (the last one), before any parsing. */
+function givenValue(args: readonly string[], flag: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--") break;
+    if (args[i] === `--${flag}` && i + 1 < args.length) value = args[++i];
+    else if (args[i].startsWith(`--${flag}=`)) value = args[i].slice(flag.length + 3);
+  }
+  return value;
+}
+
 // cac matches one word per command; `spool config fmt` is registered as the command "config fmt"
 // and the two words are joined before parsing.
 const argv = [...process.argv];
@@ -75,6 +89,15 @@ try {
   // cac collects a repeated option into an array; no option of spool's is repeatable.
   for (const [name, value] of Object.entries(cli.options)) {
     if (name !== "--" && Array.isArray(value)) throw new Error(`--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} was given more than once`);
+  }
+  // Option values are text as given. cac's parser (mri) turns numeric-looking values into numbers
+  // ("" → 0, "007" → 7), and a number where a path belongs is a file descriptor to node:fs
+  // (`--config 0` read standard input).
+  for (const flag of VALUE_OPTIONS) {
+    const given = givenValue(argv, flag);
+    if (given === undefined) continue;
+    if (given === "") throw new Error(`--${flag} needs a value`);
+    cli.options[flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] = given;
   }
   if (!cli.matchedCommand && !cli.options.help && !cli.options.version) {
     const given = cli.args[0];

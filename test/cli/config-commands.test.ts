@@ -33,6 +33,16 @@ cli("spool version prints the package version", () => {
   assert.match(stdout, /^\d+\.\d+\.\d+\n$/);
 });
 
+cli("option values are the text given: a file named 007 is read as such, and an empty --config is a usage error", () => {
+  writeFileSync(join(dir, "007"), "ingress { }\n");
+  const numeric = spool(["config", "validate", "--config", "007"], dir);
+  assert.equal([numeric.code, numeric.stdout.trim()], [0, "007: valid"], numeric.stderr);
+  for (const args of [["--config", ""], ["--config="]]) {
+    const empty = spool(["config", "validate", ...args], dir);
+    assert.equal([empty.code, empty.stderr.trim()], [2, "spool: --config needs a value"]);
+  }
+});
+
 cli("config fmt prints the canonical form and leaves the file unchanged", () => {
   writeFileSync(messy, messyText);
   const { code, stdout } = spool(["config", "fmt", "--config", messy]);
