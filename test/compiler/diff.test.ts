@@ -1,6 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { compileSpoolfile, diffConfigs, renderChanges, type SpoolConfig } from "../../compiler/index.js";
+import { applyPatch } from "diff";
+import { compileSpoolfile, diffConfigs, renderChanges, unifiedDiff, type SpoolConfig } from "../../compiler/index.js";
 
 function ir(text: string): SpoolConfig {
   const result = compileSpoolfile(text, "Spoolfile", { env: {} });
@@ -64,6 +65,20 @@ diff("vars are named but their values never printed; a URL's password is masked"
   const traced = renderChanges(diffConfigs(ir(tracing("pwA")), ir(tracing("pwB"))));
   assert.match(traced, /collector/);
   assert.not.ok(traced.includes("pwA") || traced.includes("pwB"), traced);
+});
+
+diff("two large, wholly different files give one whole-file hunk that still applies, instead of an edit search without end", () => {
+  // Every 100th line is the same in both: a full edit search would keep those as context lines.
+  const routes = (prefix: string) => Array.from({ length: 3_000 }, (_, i) => (i % 100 === 0 ? `# section ${i}` : `/${prefix}${i} { pull { path /p${i} } }`)).join("\n") + "\n";
+  const [before, after] = [routes("r"), routes("q")];
+  const patch = unifiedDiff(before, after, "old", "new");
+  assert.is(patch.split("\n").filter((line) => line.startsWith("@@")).join(), "@@ -1,3000 +1,3000 @@");
+  assert.not.ok(patch.includes("\n # section"), "past 2,000 changed lines the search stops: every line is replaced");
+  assert.is(applyPatch(before, patch), after);
+  const noEol = unifiedDiff("a\nb", before, "old", "new");
+  assert.is(applyPatch("a\nb", noEol), before, "a file without a final newline is handled");
+  const small = unifiedDiff("a\nb\nc\n", "a\nB\nc\n", "old", "new");
+  assert.match(small, /-b\n\+B/, "small changes keep their hunks");
 });
 
 diff.run();
