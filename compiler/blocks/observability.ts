@@ -143,6 +143,8 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
   });
   out.headers = headers;
   if (out.enabled && !out.collector) cx.error(spanOf(d), "tracing: enabled tracing needs a collector URL");
+  // Validated now so configs are ready for it, but no exporter runs yet (spool_tracing_enabled stays 0).
+  else if (out.enabled) cx.warning(spanOf(d), "tracing is not built yet: the block is validated, but no spans are exported");
   if (out.collector?.startsWith("http://") && !out.insecure) {
     cx.error(spanOf(d), "tracing: the collector URL is plain http; set insecure on to allow it");
   }

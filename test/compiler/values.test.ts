@@ -47,6 +47,17 @@ values("secret sources resolve env, file (trimmed) and raw", () => {
   assert.equal(config.pullApi.tokens.map((t) => [t.kind, t.value]), [["env", "from-env"], ["file", "file-token"], ["raw", "literal"]]);
 });
 
+values("settings accepted but not built yet (drop_policy drop_oldest, enabled tracing) compile with a positioned warning saying so", () => {
+  const text = 'pull_api { auth token raw:t }\n/a { pull { path /a } }\nqueue_limits { drop_policy drop_oldest }\nobservability { tracing { enabled on; collector "https://otel.example" } }\n';
+  const result = compileSpoolfile(text, "Spoolfile", { env: {} });
+  assert.ok(result.config);
+  assert.equal(
+    result.diagnostics.map((d) => renderDiagnostic(d).replace(/: (drop_policy|tracing).*/, ": $1")),
+    ["Spoolfile:3:28: warning: drop_policy", "Spoolfile:4:17: warning: tracing"],
+  );
+  assert.equal(compileSpoolfile(text.replace("drop_oldest", "reject").replace("enabled on", "enabled off"), "Spoolfile", { env: {} }).diagnostics, []);
+});
+
 values("an unset env secret is a warning for validate and an error for run", () => {
   const text = "pull_api { auth token env:NOPE }";
   const lenient = compileSpoolfile(text, "Spoolfile", { env: {} });
