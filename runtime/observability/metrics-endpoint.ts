@@ -11,7 +11,9 @@ export function metricsHandler(registry: Registry, options: { path: string }) {
     if (req.method !== "GET" && req.method !== "HEAD") {
       throw apiError("method_not_allowed", "metrics are read with GET", { headers: { Allow: "GET, HEAD" } });
     }
-    const text = await registry.metrics();
+    // prom-client writes a NaN sample as "Nan"; the exposition format's token is "NaN" (Prometheus
+    // reads any case, strict and OpenMetrics parsers do not). Only a sample value ends a line so.
+    const text = (await registry.metrics()).replace(/ Nan$/gm, " NaN");
     res.statusCode = 200;
     res.setHeader("Content-Type", registry.contentType);
     res.setHeader("Content-Length", Buffer.byteLength(text));

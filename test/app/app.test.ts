@@ -671,9 +671,9 @@ test("store failures: ingress 503 store_unavailable, Pull API 503 queue_overload
     const failed = await details();
     assert.equal([failed.status, failed.json.ok, failed.json.diagnostics.queue], [503, false, { ok: false, error: "queue store unavailable" }]);
     const gauges = await (await fetch(s.metrics + "/metrics")).text();
-    // NaN (prom-client writes it "Nan"; Prometheus reads any case).
-    assert.match(gauges, /^spool_queue_total nan$/im);
-    assert.match(gauges, /^spool_queue_depth\{state="queued"\} nan$/im);
+    // NaN, spelled as the exposition format has it (prom-client alone writes "Nan").
+    assert.match(gauges, /^spool_queue_total NaN$/m);
+    assert.match(gauges, /^spool_queue_depth\{state="queued"\} NaN$/m);
     const ingress = await call(`${s.ingress}/hooks/a`, { body: "x" });
     assert.is(ingress.status, 503);
     assert.is(ingress.json.code, "store_unavailable");
