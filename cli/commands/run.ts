@@ -72,14 +72,21 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   }
 
   const extensions = extensionsOverride ?? spoolExtensions({ configPath, compileOptions: { env: process.env, strictSecrets: true } });
-  const app = createApp(config, {
-    version: spoolVersion,
-    configFingerprint: initial.fingerprint,
-    // SPOOL_POSTGRES_SCHEMA lets several deployments (or test runs) share one database.
-    storeLocation: { sqlitePath: dbPath, postgresDsn, postgresSchema: process.env.SPOOL_POSTGRES_SCHEMA || undefined },
-    logLevel: flags.logLevel as AppDeps["logLevel"],
-    ...extensions,
-  });
+  let app: ReturnType<typeof createApp>;
+  try {
+    app = createApp(config, {
+      version: spoolVersion,
+      configFingerprint: initial.fingerprint,
+      // SPOOL_POSTGRES_SCHEMA lets several deployments (or test runs) share one database.
+      storeLocation: { sqlitePath: dbPath, postgresDsn, postgresSchema: process.env.SPOOL_POSTGRES_SCHEMA || undefined },
+      logLevel: flags.logLevel as AppDeps["logLevel"],
+      ...extensions,
+    });
+  } catch (error) {
+    // The runtime log's file cannot be opened, for one.
+    process.stderr.write(`spool run: cannot start: ${(error as Error).message}\n`);
+    return 1;
+  }
   const logger = () => app.logger;
   const reloader = createReloader({ load, apply: (next, fingerprint) => app.reload(next, fingerprint), logger: app.logger, servingFingerprint: () => app.configFingerprint() });
   const triggerReload = (trigger: string, force = false) =>

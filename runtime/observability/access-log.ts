@@ -49,6 +49,8 @@ export function createAccessLogger(options: AccessLoggerOptions): AccessLogger {
   const track = (req: IncomingMessage, res: ServerResponse, listener: string) => {
     const startedMs = elapsedMs();
     const socket = req.socket;
+    // Read now: once a client has gone, its socket no longer knows the address.
+    const remote = socket.remoteAddress ?? "";
     // Byte counts are socket deltas since the previous request on the same connection ended
     // (requests on one keep-alive connection are sequential). The request's bytes are often read
     // before the handler runs, and counting via 'data' listeners would switch the body stream into
@@ -69,7 +71,7 @@ export function createAccessLogger(options: AccessLoggerOptions): AccessLogger {
         duration_ms: Math.max(0, Math.round((elapsedMs() - startedMs) * 1000) / 1000),
         bytes_in: Math.max(0, now.read - before.read),
         bytes_out: Math.max(0, now.written - before.written),
-        remote: socket.remoteAddress ?? "",
+        remote,
       });
     };
     res.once("finish", finish);

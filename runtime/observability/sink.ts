@@ -1,5 +1,5 @@
 // Where log lines go: stdout, stderr or an appended file (observability `output`, `path`).
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { createWriteStream, mkdirSync, openSync, type WriteStream } from "node:fs";
 import { dirname } from "node:path";
 
 export type LogOutput = { kind: "stdout" } | { kind: "stderr" } | { kind: "file"; path: string };
@@ -22,9 +22,19 @@ export function openLogSink(output: LogOutput): LogSink {
 }
 
 function fileSink(path: string): LogSink {
-  mkdirSync(dirname(path), { recursive: true });
-  const stream: WriteStream = createWriteStream(path, { flags: "a" });
-  // A full disk must not crash the server through an unhandled 'error' event; lines are dropped.
+  // Opened now, so a path that cannot be written (a directory, no permission) stops the start with
+  // its reason instead of every line being dropped without a word.
+  let fd: number;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    fd = openSync(path, "a");
+  } catch (error) {
+    throw new Error(`cannot open log file ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  const stream: WriteStream = createWriteStream(path, { fd });
+  // A full disk later must not crash the server through an unhandled 'error' event; lines are
+  // dropped, and the first such failure is said once on stderr.
+  stream.once("error", (error) => process.stderr.write(`spool: writing log file ${path} failed, its lines are dropped: ${error.message}\n`));
   stream.on("error", () => undefined);
   return {
     write: (line) => {

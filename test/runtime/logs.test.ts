@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
@@ -163,6 +163,37 @@ access("one line per request with listener, method, path, status, duration and b
     assert.not.match(sink.text(), /secret/);
   } finally {
     server.close();
+  }
+});
+
+access("a request its client abandons is logged with status 0 and the client's address, read before the socket closed", async () => {
+  const sink = memorySink();
+  const accessLog = createAccessLogger({ output: { kind: "stderr" }, clock, sink });
+  // The handler never answers: the client gives up, as a long poll's client does.
+  const server = createServer((req, res) => accessLog.track(req, res, "pull"));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const port = (server.address() as AddressInfo).port;
+    const socket = connect(port, "127.0.0.1");
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    socket.write("POST /jobs/dequeue HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const [line] = sink.lines();
+    assert.equal([line.path, line.status, line.remote], ["/jobs/dequeue", 0, "127.0.0.1"]);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+access("a log file that cannot be opened stops the start with its path and reason", () => {
+  const dir = mkdtempSync(join(tmpdir(), "spool-log-"));
+  try {
+    assert.throws(() => createAccessLogger({ output: { kind: "file", path: dir }, clock }), (error: Error) => error.message.startsWith(`cannot open log file ${dir}: EISDIR`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
