@@ -6,7 +6,8 @@ import { sendJson } from "../http/respond.js";
 import type { SpoolMetrics } from "../observability/metrics.js";
 import type { Store } from "../store/store.js";
 import { healthDetails, type ConfigIdentity, type TrendSignalsView } from "./details.js";
-import type { QueueStatsSource } from "./queue-stats.js";
+import { STATS_MAX_AGE_MS, STATS_REFRESH_AFTER_MS, type QueueStatsSource } from "./queue-stats.js";
+import { StaleWhileRefreshCache } from "./stale-cache.js";
 
 export interface HealthDeps {
   store: Store;
@@ -26,6 +27,11 @@ export interface HealthEndpoint {
 }
 
 export function createHealthEndpoint(deps: HealthDeps): HealthEndpoint {
+  // Trend signals are part of the queue diagnostics: cached and served stale-while-refresh like the
+  // queue stats, so a burst of detail probes makes one backlog query, not one each.
+  const trendSignals = deps.trendSignals
+    ? new StaleWhileRefreshCache(deps.trendSignals, { refreshAfterMs: STATS_REFRESH_AFTER_MS, maxAgeMs: STATS_MAX_AGE_MS, clock: deps.clock })
+    : undefined;
   return {
     isBareProbe: (req, path) => path === "/healthz" && (req.method === "GET" || req.method === "HEAD") && !(req.url ?? "").includes("?"),
     async handle(req, res, path) {
@@ -44,7 +50,7 @@ export function createHealthEndpoint(deps: HealthDeps): HealthEndpoint {
         queue: await loadQueue(deps.stats),
         metrics: deps.metrics,
         memory: deps.store.memoryStats(),
-        trendSignals: deps.trendSignals ? await deps.trendSignals().catch(() => emptySignals()) : emptySignals(),
+        trendSignals: trendSignals ? await trendSignals.get().then((cached) => cached.data, () => emptySignals()) : emptySignals(),
         config: deps.config(),
       });
       sendJson(res, body.ok ? 200 : 503, body);

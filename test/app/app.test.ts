@@ -625,6 +625,45 @@ test("a route's own rate limit replaces the global ingress one: neither bucket s
   }
 });
 
+test("health details serve trend signals from the short-lived cache: a burst of probes makes one backlog query", async () => {
+  const clock = new TestClock();
+  const calls = new Map<string, number>();
+  const extensions = spoolExtensions({ configPath: join(temp.path, "unused.Spoolfile"), compileOptions: {} });
+  const s = await run(basic(), {
+    clock,
+    admin: extensions.admin,
+    trendSignals: extensions.trendSignals,
+    openStore: async (spec, deps) => {
+      const store = await openStore(spec, deps);
+      return new Proxy(store, {
+        get(target, name, receiver) {
+          const value = Reflect.get(target, name, receiver);
+          if (typeof value !== "function") return value;
+          return (...args: unknown[]) => {
+            calls.set(String(name), (calls.get(String(name)) ?? 0) + 1);
+            return value.apply(target, args);
+          };
+        },
+      }) as Store;
+    },
+  });
+  try {
+    const details = () => call(`${s.admin}/healthz?details=1`, { method: "GET", headers: bearer("admin-token") });
+    const before = calls.get("trends") ?? 0;
+    const replies = await Promise.all(Array.from({ length: 20 }, details));
+    assert.ok(replies.every((r) => r.status === 200 && Array.isArray(r.json.diagnostics.queue.trend_signals.signals)));
+    assert.is((calls.get("trends") ?? 0) - before, 1, "one backlog query for twenty probes");
+    await details();
+    assert.is((calls.get("trends") ?? 0) - before, 1, "still fresh");
+    clock.advance(1_100);
+    await details();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.is((calls.get("trends") ?? 0) - before, 2, "past the refresh age: served stale, refreshed once");
+  } finally {
+    await s.app.stop();
+  }
+});
+
 test("reload that changes a listener is refused whole", async () => {
   const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a")] }));
   try {
