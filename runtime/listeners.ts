@@ -79,7 +79,13 @@ export async function startListeners(plans: readonly ListenerPlan[], options: St
   try {
     for (const plan of plans) {
       const servesIngress = plan.mounts.some((mount) => mount.name === "ingress");
-      const http = servesIngress && options.onIngressClientError ? { ...options.http, onClientError: options.onIngressClientError } : options.http;
+      const accessLog = options.accessLog;
+      const http: HttpServerOptions = {
+        ...options.http,
+        ...(servesIngress && options.onIngressClientError ? { onClientError: options.onIngressClientError } : {}),
+        // Requests the server answers itself are logged under the mount their path falls in.
+        ...(accessLog ? { onServerAnswer: (req: IncomingMessage, res: ServerResponse) => accessLog.track(req, res, mountFor(plan, requestPath(req.url ?? "/")).name) } : {}),
+      };
       const server = createHttpServer(dispatcher(plan, options), http);
       const listener = await server.listen({ host: plan.listen.host === "" ? undefined : plan.listen.host, port: plan.listen.port });
       running.push({ plan, listener });
@@ -94,27 +100,26 @@ export async function startListeners(plans: readonly ListenerPlan[], options: St
 // Not async: the mount's promise is handed straight to the server (runtime/http/server.ts), which
 // answers its rejection or a synchronous throw alike; an extra async frame per request buys nothing.
 function dispatcher(plan: ListenerPlan, options: StartListenersOptions) {
-  const { mounts } = plan;
   return (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = requestPath(req.url ?? "/");
-    // The prefix-less mount (ingress, or an API configured without a prefix) takes what the
-    // prefixed ones leave. A path outside every prefix of an address without one is not served:
-    // the Pull and Admin APIs live only under their prefix (clarifications.md 29).
-    let mount: MountPlan | undefined;
-    for (const candidate of mounts) {
-      if (withinPrefix(path, candidate.prefix)) {
-        mount = candidate;
-        break;
-      }
-    }
-    if (!mount) {
-      const outside = mounts[mounts.length - 1];
-      options.accessLog?.track(req, res, outside.name);
-      throw apiError("not_found", `nothing is served at ${path} on this listener: the ${outside.name} API is under ${outside.prefix}`, { closeConnection: true });
+    const mount = mountFor(plan, path);
+    if (!withinPrefix(path, mount.prefix)) {
+      options.accessLog?.track(req, res, mount.name);
+      throw apiError("not_found", `nothing is served at ${path} on this listener: the ${mount.name} API is under ${mount.prefix}`, { closeConnection: true });
     }
     options.accessLog?.track(req, res, mount.name);
     return options.handlers[mount.name](req, res, path.slice(mount.prefix.length) || "/");
   };
+}
+
+/**
+ * The mount a path falls in. The prefix-less mount (ingress, or an API configured without a prefix)
+ * takes what the prefixed ones leave. A path outside every prefix of an address without one is not
+ * served (the Pull and Admin APIs live only under their prefix, clarifications.md 29): it gets the
+ * last mount, whose prefix it is not within.
+ */
+function mountFor(plan: ListenerPlan, path: string): MountPlan {
+  return plan.mounts.find((candidate) => withinPrefix(path, candidate.prefix)) ?? plan.mounts[plan.mounts.length - 1];
 }
 
 /** The path of a request target without its query; absolute-form targets are reduced to their path. */

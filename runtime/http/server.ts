@@ -21,6 +21,8 @@ export interface HttpServerOptions {
   onUnexpectedError?: (error: unknown, req: IncomingMessage) => void;
   /** Called with each refusal the parser answers before any handler runs (malformed, headers over maxHeaderSize, timeout). */
   onClientError?: (status: number, code: string) => void;
+  /** Called with each request the server answers itself, before any handler (no Host, an unsupported Expect): for the access log. */
+  onServerAnswer?: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 export interface HttpListener {
@@ -78,6 +80,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     res.once("close", () => inFlight.get(socket) === res && inFlight.delete(socket));
     if (req.httpVersion === "1.1" && req.headers.host === undefined) {
       options.onClientError?.(400, "bad_request");
+      options.onServerAnswer?.(req, res);
       sendError(res, apiError("bad_request", "an HTTP/1.1 request needs a Host header", { closeConnection: true }));
       return;
     }
@@ -103,6 +106,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   // An Expect other than 100-continue: 417 as Node would answer it, but with a JSON body.
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
     options.onClientError?.(417, "expectation_failed");
+    options.onServerAnswer?.(req, res);
     sendError(res, apiError("expectation_failed", `unsupported Expect: ${String(req.headers.expect).slice(0, 100)}`, { closeConnection: true }));
   });
   // CONNECT never reaches the request listener (Node hands over the raw socket, and without this

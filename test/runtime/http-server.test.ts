@@ -189,6 +189,7 @@ server("junk after a complete request on the same connection: the request is ans
 server("Node's own refusals are JSON: no Host is 400, an unknown Expect 417, and CONNECT reaches the handler", async () => {
   const methods: string[] = [];
   const refusals: [number, string][] = [];
+  const answeredByServer: string[] = [];
   const listener = await start(
     async (req, res) => {
       methods.push(req.method ?? "");
@@ -196,7 +197,12 @@ server("Node's own refusals are JSON: no Host is 400, an unknown Expect 417, and
       await readBody(req, { maxBytes: 100 });
       sendEmpty(res, 204);
     },
-    { ...baseOptions, onClientError: (status, code) => refusals.push([status, code]) },
+    {
+      ...baseOptions,
+      onClientError: (status, code) => refusals.push([status, code]),
+      // The access log's hook: every request the server answers itself, with its final status.
+      onServerAnswer: (req, res) => res.once("finish", () => answeredByServer.push(`${req.method} ${req.url} ${res.statusCode}`)),
+    },
   );
   const exchange = (text: string) => {
     const socket = connect(listener.address.port, "127.0.0.1");
@@ -216,6 +222,7 @@ server("Node's own refusals are JSON: no Host is 400, an unknown Expect 417, and
     assert.is(jsonOf(tunnel).code, "method_not_allowed");
     assert.equal(methods, ["CONNECT"], "only CONNECT reached the handler");
     assert.equal(refusals, [[400, "bad_request"], [417, "expectation_failed"]]);
+    assert.equal(answeredByServer, ["POST /hook 400", "POST /hook 417"]);
     // 100-continue: the 100 goes out when the handler reads the body (http/body.ts).
     const cont = await exchange("POST /hook HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi");
     assert.match(cont, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 204 /);
