@@ -34,10 +34,13 @@ test("the retained-bytes guard counts payload and headers and frees room when me
   assert.ok(before > 6000);
   const error = await store.enqueue([message("too-big", { payload: new Uint8Array(6000) })]).catch((e: StoreError) => e);
   assert.is((error as StoreError).code, "memory_pressure");
+  // Short of the limit, but refusing what arrives: the pressure is on until something leaves.
+  assert.equal([store.memoryStats()!.memoryPressure.active, store.memoryStats()!.memoryPressure.reason], [true, "retained_bytes"]);
   const [lease] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: 1000 });
   assert.is(store.memoryStats()!.retainedBytesByState.leased, before);
   await store.ack([lease.leaseId]);
   assert.is(store.memoryStats()!.retainedBytesTotal, 0);
+  assert.is(store.memoryStats()!.memoryPressure.active, false, "room was freed since the refusal");
   await store.enqueue([message("fits-now", { payload: new Uint8Array(6000) })]);
   assert.is(store.memoryStats()!.memoryPressure.active, false);
   await store.close();

@@ -8,6 +8,12 @@ import type { MessageTable } from "./table.js";
 export class MemoryGuard {
   private rejectedTotal = 0;
   private lastPressureReason = "";
+  /**
+   * The footprint when the last admission was refused; cleared by the next admission that passes.
+   * While nothing has left since, the pressure is still on, although the store may be short of its
+   * limits (the refused batch was larger than the room left).
+   */
+  private refusedAt: { items: number; bytes: number } | null = null;
 
   constructor(
     private readonly table: MessageTable,
@@ -23,9 +29,13 @@ export class MemoryGuard {
     let reason = "";
     if (itemLimit !== null && retainedItems + itemCount > itemLimit) reason = "retained_items";
     else if (bytesLimit !== null && retainedBytes + batchBytes > bytesLimit) reason = "retained_bytes";
-    if (reason === "") return;
+    if (reason === "") {
+      this.refusedAt = null;
+      return;
+    }
     this.rejectedTotal++;
     this.lastPressureReason = reason;
+    this.refusedAt = { items: retainedItems, bytes: retainedBytes };
     throw new StoreError(
       "memory_pressure",
       reason === "retained_items"
@@ -41,6 +51,7 @@ export class MemoryGuard {
     let reason = "";
     if (itemLimit !== null && this.table.size >= itemLimit) reason = "retained_items";
     else if (bytesLimit !== null && retainedBytesTotal >= bytesLimit) reason = "retained_bytes";
+    else if (this.refusedAt && this.table.size >= this.refusedAt.items && retainedBytesTotal >= this.refusedAt.bytes) reason = this.lastPressureReason;
     return {
       backend: "memory",
       itemsByState: { ...this.table.countByState },
