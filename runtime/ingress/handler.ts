@@ -44,6 +44,7 @@ class IngressRefusal extends Error {
 const refuse = (reason: string, error: ApiError) => new IngressRefusal(reason, error);
 
 export function createIngressHandler(deps: IngressDeps) {
+  const authOutageLoggedAtMs = new Map<string, number>();
   return async function handleIngress(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     try {
       const ids = await accept(req, res, path);
@@ -114,7 +115,10 @@ export function createIngressHandler(deps: IngressDeps) {
     // Only forward auth answers later; the other verifiers decide at once, without a wait.
     const pending = byHeaders ?? authenticateIngress(settings.auth, { method, path, headers: req.headers, body, nowMs });
     const verdict = pending instanceof Promise ? await pending : pending;
-    if (!verdict.ok) throw refuse("auth", ingressAuthError(verdict));
+    if (!verdict.ok) {
+      if (verdict.status === 503) reportAuthUnavailable(route.path, verdict.detail ?? "unavailable", nowMs);
+      throw refuse("auth", ingressAuthError(verdict));
+    }
     // Headers copied from a forward-auth answer are stored with the message, so they count against
     // max_headers too (reference-behaviour.md §2 row 3).
     if (verdict.copiedHeaders && headersSize(req) + copiedSize(verdict.copiedHeaders) > route.maxHeadersBytes) {
@@ -161,6 +165,14 @@ export function createIngressHandler(deps: IngressDeps) {
         abandonMessageIdStream();
       }
     }
+  }
+
+  /** An auth service outage is logged, at most once per route every AUTH_OUTAGE_LOG_INTERVAL_MS. */
+  function reportAuthUnavailable(routePath: string, detail: string, nowMs: number): void {
+    const last = authOutageLoggedAtMs.get(routePath);
+    if (last !== undefined && nowMs - last < AUTH_OUTAGE_LOG_INTERVAL_MS && nowMs >= last) return;
+    authOutageLoggedAtMs.set(routePath, nowMs);
+    deps.logger.warn("ingress_auth_forward_unavailable", { route: routePath, detail });
   }
 
   function claimNonce(routePath: string, replay: ReplayToken): string {
@@ -218,6 +230,9 @@ function queuedReply(ids: readonly string[]): string {
 }
 
 const DISCARDABLE_BODY_BYTES = 64 * 1024;
+
+/** How often an auth service outage is logged per route (every refusal is still counted in metrics). */
+const AUTH_OUTAGE_LOG_INTERVAL_MS = 10_000;
 
 /** Tries at storing a request's copies when generated ids turn out taken (a fresh stream each time). */
 const MAX_ID_ATTEMPTS = 3;

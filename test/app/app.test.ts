@@ -10,6 +10,7 @@ import { openStore } from "../../runtime/store/open.js";
 import { StoreError, type Store } from "../../runtime/store/store.js";
 import { systemClock, TestClock } from "../../runtime/clock.js";
 import { spoolExtensions } from "../../runtime/extensions.js";
+import { createRuntimeLogger } from "../../runtime/observability/log.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 import { buildConfig, pullRoute, raw, route } from "./helpers/ir.js";
 import { bearer, call, pullCall } from "./helpers/http.js";
@@ -413,6 +414,32 @@ test("headers copied by forward auth count against max_headers: over the limit i
   } finally {
     await s.app.stop();
     await new Promise((resolve) => authServer.close(resolve));
+  }
+});
+
+test("an unreachable forward-auth service is 503 and said in the runtime log, once per route in a burst", async () => {
+  const down = await new Promise<number>((resolve) => {
+    const probe = createServer();
+    probe.listen(0, "127.0.0.1", () => {
+      const port = (probe.address() as AddressInfo).port;
+      probe.close(() => resolve(port));
+    });
+  });
+  let logged = "";
+  const logger = createRuntimeLogger({ level: "info", output: { kind: "stderr" }, clock: systemClock, sink: { write: (line) => void (logged += line), close: async () => undefined } });
+  const forward = { kind: "forward" as const, url: `http://127.0.0.1:${down}/check`, timeoutMs: 2_000, copyHeaders: [], bodyLimitBytes: 1024 };
+  const s = await run(buildConfig({ routes: [pullRoute("/hooks/fwd", "/fwd", { auth: forward })] }), { logger });
+  try {
+    for (let i = 0; i < 3; i++) {
+      const refused = await call(`${s.ingress}/hooks/fwd`, { body: "x" });
+      assert.equal([refused.status, refused.json.code], [503, "auth_unavailable"]);
+    }
+    const lines = logged.trim().split("\n").map((line) => JSON.parse(line)).filter((l) => l.msg === "ingress_auth_forward_unavailable");
+    assert.is(lines.length, 1, logged);
+    assert.equal([lines[0].level, lines[0].route], ["warn", "/hooks/fwd"]);
+    assert.match(lines[0].detail, /ECONNREFUSED|connect/i);
+  } finally {
+    await s.app.stop();
   }
 });
 

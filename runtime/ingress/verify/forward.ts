@@ -25,7 +25,7 @@ export interface ForwardAuthRequest {
 
 export type ForwardAuthResult =
   | { ok: true; copiedHeaders: Record<string, string> }
-  | { ok: false; status: 401 | 403 | 503; reason: "denied" | "forbidden" | "unavailable" };
+  | { ok: false; status: 401 | 403 | 503; reason: "denied" | "forbidden" | "unavailable"; /** Why, for an unavailable service (the runtime log). */ detail?: string };
 
 // Connection-level headers describe the inbound hop, not the request being authorised.
 const HOP_BY_HOP = new Set([
@@ -80,10 +80,10 @@ export async function forwardAuth(url: string, options: ForwardAuthOptions, inbo
     }
     if (status === 401) return { ok: false, status: 401, reason: "denied" };
     if (status === 403) return { ok: false, status: 403, reason: "forbidden" };
-    return { ok: false, status: 503, reason: "unavailable" };
-  } catch {
+    return { ok: false, status: 503, reason: "unavailable", detail: `the auth service answered ${status}` };
+  } catch (error) {
     // Network error, timeout or abort: fail closed.
-    return { ok: false, status: 503, reason: "unavailable" };
+    return { ok: false, status: 503, reason: "unavailable", detail: (error as Error).message };
   }
 }
 

@@ -30,6 +30,8 @@ export type IngressAuthOutcome =
       reason: VerifyFailureReason | "denied" | "forbidden" | "unavailable";
       /** A 401's WWW-Authenticate challenge (RFC 9110 §11.6.1), for the schemes that have one. */
       challenge?: string;
+      /** Why forward auth was unavailable, for the runtime log (never sent to the client). */
+      detail?: string;
     };
 
 /** The challenges of the two HTTP authentication schemes ingress speaks; signatures have none. */
