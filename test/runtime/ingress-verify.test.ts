@@ -383,7 +383,7 @@ forward("401 and 403 deny with that status; 500 and other statuses fail closed w
     status = 403;
     assert.equal(await forwardAuth(url, forwardOptions, forwardRequest), { ok: false, status: 403, reason: "forbidden" });
     for (status of [500, 302, 404]) {
-      assert.equal(await forwardAuth(url, forwardOptions, forwardRequest), { ok: false, status: 503, reason: "unavailable" }, String(status));
+      assert.equal(await forwardAuth(url, forwardOptions, forwardRequest), { ok: false, status: 503, reason: "unavailable", detail: `the auth service answered ${status}` }, String(status));
     }
   } finally {
     server.close();
@@ -395,12 +395,15 @@ forward("a service that does not answer in time, or is down, fails closed with 5
     /* never answers */
   });
   try {
-    assert.equal(await forwardAuth(url, { ...forwardOptions, timeoutMs: 100 }, forwardRequest), { ok: false, status: 503, reason: "unavailable" });
+    const late = await forwardAuth(url, { ...forwardOptions, timeoutMs: 100 }, forwardRequest);
+    assert.equal([late.ok, !late.ok && late.status, !late.ok && late.reason], [false, 503, "unavailable"]);
+    assert.match((late as { detail: string }).detail, /abort|timeout/i, "the cause is kept for the runtime log");
   } finally {
     server.closeAllConnections();
     server.close();
   }
-  assert.equal(await forwardAuth(url, forwardOptions, forwardRequest), { ok: false, status: 503, reason: "unavailable" });
+  const down = await forwardAuth(url, forwardOptions, forwardRequest);
+  assert.equal([down.ok, !down.ok && down.status, !down.ok && down.reason], [false, 503, "unavailable"]);
 });
 
 const dispatch = suite("ingress auth dispatch");

@@ -22,21 +22,29 @@ interface Reported {
   acked: string[];
 }
 
-/** Runs the child until `killAfterMs` after it is ready, SIGKILLs it, returns the ids it reported. */
+/**
+ * Runs the child until `killAfterMs` after it is ready (in drain mode: after it has reported both an
+ * ack and a stored message, so a slow start on a busy machine cannot leave the test nothing to
+ * check), SIGKILLs it, returns the ids it reported.
+ */
 function runAndKill(path: string, killAfterMs: number, mode: "enqueue" | "drain" = "enqueue"): Promise<Reported> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [child, path, mode], { stdio: ["ignore", "pipe", "inherit"] });
     let buffered = "";
+    let ready = false;
+    let killTimer: NodeJS.Timeout | undefined;
     const answered: Reported = { stored: [], acked: [] };
     proc.stdout.on("data", (chunk: Buffer) => {
       buffered += chunk.toString();
       const lines = buffered.split("\n");
       buffered = lines.pop()!;
       for (const line of lines) {
-        if (line === "ready") setTimeout(() => proc.kill("SIGKILL"), killAfterMs);
+        if (line === "ready") ready = true;
         else if (line.startsWith("stored ")) answered.stored.push(line.slice(7));
         else if (line.startsWith("acked ")) answered.acked.push(line.slice(6));
       }
+      const started = ready && (mode === "enqueue" || (answered.stored.length > 0 && answered.acked.length > 0));
+      if (started && !killTimer) killTimer = setTimeout(() => proc.kill("SIGKILL"), killAfterMs);
     });
     proc.on("error", reject);
     proc.on("close", (_code, signal) => (signal === "SIGKILL" ? resolve(answered) : reject(new Error(`child ended without being killed (${signal})`))));
