@@ -395,6 +395,16 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.is(await stateOf(store, "other-target"), "canceled");
   });
 
+  it("a filter's limit caps what changes, whatever the filter names (oldest first)", {}, async (store, clock) => {
+    const now = clock.now();
+    await store.enqueue(Array.from({ length: 6 }, (_, i) => message(`f${i}`, { receivedAtMs: now - 1000 + i })));
+    assert.equal(await store.changeByFilter("cancel", { route: "/orders", state: "queued", limit: 1 }), { matched: 1, changed: 1 });
+    assert.equal(await store.changeByFilter("cancel", { route: "/orders", limit: 2 }), { matched: 2, changed: 2 });
+    assert.equal(await store.changeByFilter("resume", { route: "/orders", limit: 2 }), { matched: 2, changed: 2 });
+    const states = await Promise.all(Array.from({ length: 6 }, (_, i) => stateOf(store, `f${i}`)));
+    assert.equal(states, ["queued", "queued", "canceled", "queued", "queued", "queued"]);
+  });
+
   it("list messages filters and orders newest first", {}, async (store, clock) => {
     const now = clock.now();
     await store.enqueue([

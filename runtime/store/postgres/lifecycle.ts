@@ -26,10 +26,13 @@ export async function changeByFilter(cx: PgContext, op: LifecycleOp, filter: Lif
     const rows: Row[] = await cx.sql.unsafe(select, where.params as never[], { prepare: true });
     return { matched: rows.length, changed: 0 };
   }
+  // The selection is taken once, in a materialized CTE. As a subquery of the UPDATE (`id IN (…
+  // LIMIT n FOR UPDATE)`) PostgreSQL may run it again per row, and each run skips the rows this
+  // statement already changed and returns the next ones: the limit was not kept.
   const lockedWhere = new q.Where();
   lockedWhere.params.push(...where.params);
-  lockedWhere.add(`id IN (${select} FOR UPDATE)`).states(states);
-  const changed = await applyLifecycle(cx, op, lockedWhere);
+  lockedWhere.add("id IN (SELECT id FROM picked)").states(states);
+  const changed = await applyLifecycle(cx, op, lockedWhere, `WITH picked AS MATERIALIZED (${select} FOR UPDATE) `);
   return { matched: changed, changed };
 }
 
@@ -39,14 +42,14 @@ export async function deleteDead(cx: PgContext, ids: readonly string[]): Promise
   return result.count;
 }
 
-async function applyLifecycle(cx: PgContext, op: LifecycleOp, where: q.Where): Promise<number> {
+async function applyLifecycle(cx: PgContext, op: LifecycleOp, where: q.Where, withClause = ""): Promise<number> {
   const nowMs = cx.clock.now();
   // Requeue gives a fresh retry budget; resume continues where the message stopped (§2 row 19).
   const set =
     op === "cancel"
       ? "state = 'canceled', lease_id = NULL, lease_until = NULL"
       : `state = 'queued', lease_id = NULL, lease_until = NULL, dead_reason = NULL, next_run_at = ${where.param(nowMs)}${op === "resume" ? "" : ", attempt = 0"}`;
-  const rows: Row[] = await cx.sql.unsafe(`UPDATE messages SET ${set} ${where.sql()} RETURNING route`, where.params as never[], { prepare: true });
+  const rows: Row[] = await cx.sql.unsafe(`${withClause}UPDATE messages SET ${set} ${where.sql()} RETURNING route`, where.params as never[], { prepare: true });
   if (op !== "cancel") await announceReady(cx, rows.map((r) => r.route as string));
   return rows.length;
 }
