@@ -290,14 +290,17 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
     const how = record.outcome === "acked" ? undefined : record.outcome === "retry" ? { delayMs: record.delayMs } : { dead: true as const, reason: record.deadReason };
     const attemptRecord: AttemptRecord = record.attemptRecord;
     // The attempt is recorded before the lease is settled, so a message seen delivered or dead
-    // always has its attempt listed (separate transactions on PostgreSQL would otherwise race).
-    // Each failure is reported on its own; a failed settlement leaves the lease to expire and the
-    // message comes back: at-least-once, nothing lost. Deliveries finishing together still share
-    // commits: the store queue groups their records, then their settlements.
+    // always has its attempt listed (separate transactions on PostgreSQL would otherwise race). When
+    // the record cannot be written the lease is not settled either: it expires and the message is
+    // delivered again, with its attempt recorded then (at-least-once). A failed settlement likewise
+    // leaves the lease to expire. Deliveries finishing together still share commits: the store
+    // queue groups their records, then their settlements.
     try {
       await deps.queue.recordAttempt(attemptRecord);
     } catch (error) {
       deps.observer?.onError?.(error, { route, target: settings.target, operation: "record_attempt" });
+      deps.observer?.onAttempt?.({ ...attemptRecord, kind: settings.kind, durationMs: deps.clock.now() - startedMs, ...(output ? { output } : {}) });
+      return;
     }
     try {
       if (how === undefined) await deps.queue.ack([item.leaseId]);

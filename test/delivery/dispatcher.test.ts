@@ -229,6 +229,33 @@ loop("the observer sees every attempt with its outcome and dead reason", async (
   }
 });
 
+loop("an attempt that cannot be recorded leaves its lease unsettled: the message comes back rather than being delivered without a record", async () => {
+  const receiver = await startReceiver();
+  class NoRecords extends FakeQueue {
+    override async recordAttempt(): Promise<void> {
+      throw new Error("the store lost its connection");
+    }
+  }
+  const queue = new NoRecords();
+  const errors: string[] = [];
+  const target = httpTarget(receiver);
+  queue.enqueue("/orders", target.target, "evt_unrecorded", "{}");
+  const dispatcher = createDispatcher(
+    { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress },
+    { queue, clock: systemClock, random: () => 0.5, observer: { onError: (_error, where) => errors.push(where.operation) } },
+  );
+  dispatcher.start();
+  try {
+    await waitFor(() => errors.includes("record_attempt"), "the failed record");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.is(receiver.requests.length, 1, "the target got it");
+    assert.equal([queue.get("evt_unrecorded").state, queue.attempts.length], ["leased", 0], "neither acked nor recorded: it is delivered again once the lease runs out");
+  } finally {
+    await dispatcher.stop({ drainMs: 1_000 });
+    await receiver.close();
+  }
+});
+
 loop("dequeue asks for free slots with the route's lease TTL, whatever the batch", async () => {
   const receiver = await startReceiver();
   const queue = new FakeQueue();
