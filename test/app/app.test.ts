@@ -53,6 +53,20 @@ function httpTarget(url: string) {
   return { kind: "http" as const, target: url, url, timeoutMs: 10_000, retry: { maxRetries: 8, baseMs: 2_000, capMs: 120_000, jitter: 0.2 }, headers: [], sign: null };
 }
 
+/** An openStore whose store passes every method call through `intercept` (by method name), which may answer instead. */
+function interceptedStore(intercept: (name: string, call: () => unknown) => unknown) {
+  return async (...open: Parameters<typeof openStore>): Promise<Store> => {
+    const store = await openStore(...open);
+    return new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => intercept(String(name), () => value.apply(target, args));
+      },
+    }) as Store;
+  };
+}
+
 const test = suite("app in-process");
 
 test.after(() => temp.cleanup());
@@ -660,19 +674,10 @@ test("health details serve trend signals from the short-lived cache: a burst of 
     clock,
     admin: extensions.admin,
     trendSignals: extensions.trendSignals,
-    openStore: async (spec, deps) => {
-      const store = await openStore(spec, deps);
-      return new Proxy(store, {
-        get(target, name, receiver) {
-          const value = Reflect.get(target, name, receiver);
-          if (typeof value !== "function") return value;
-          return (...args: unknown[]) => {
-            calls.set(String(name), (calls.get(String(name)) ?? 0) + 1);
-            return value.apply(target, args);
-          };
-        },
-      }) as Store;
-    },
+    openStore: interceptedStore((name, call) => {
+      calls.set(name, (calls.get(name) ?? 0) + 1);
+      return call();
+    }),
   });
   try {
     const details = () => call(`${s.admin}/healthz?details=1`, { method: "GET", headers: bearer("admin-token") });
@@ -713,19 +718,9 @@ test("store failures: ingress 503 store_unavailable, Pull API 503 queue_overload
   const clock = new TestClock();
   const s = await run(withMetrics, {
     clock,
-    openStore: async (spec, deps) => {
-      const store = await openStore(spec, deps);
-      return new Proxy(store, {
-        get(target, name, receiver) {
-          const value = Reflect.get(target, name, receiver);
-          if (typeof value !== "function") return value;
-          return (...args: unknown[]) => {
-            if (failing && ["enqueue", "dequeue", "ack", "queueStats"].includes(String(name))) return Promise.reject(new StoreError("unavailable", "disk gone"));
-            return value.apply(target, args);
-          };
-        },
-      }) as Store;
-    },
+    openStore: interceptedStore((name, call) =>
+      failing && ["enqueue", "dequeue", "ack", "queueStats"].includes(name) ? Promise.reject(new StoreError("unavailable", "disk gone")) : call(),
+    ),
   });
   try {
     const details = () => call(`${s.admin}/healthz?details=1`, { method: "GET", headers: bearer("admin-token") });
