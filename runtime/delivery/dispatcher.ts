@@ -295,11 +295,12 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
     // delivered again, with its attempt recorded then (at-least-once). A failed settlement likewise
     // leaves the lease to expire. Deliveries finishing together still share commits: the store
     // queue groups their records, then their settlements.
+    const reportAttempt = () => deps.observer?.onAttempt?.({ ...attemptRecord, kind: settings.kind, durationMs: deps.clock.now() - startedMs, ...(output ? { output } : {}) });
     try {
       await deps.queue.recordAttempt(attemptRecord);
     } catch (error) {
       deps.observer?.onError?.(error, { route, target: settings.target, operation: "record_attempt" });
-      deps.observer?.onAttempt?.({ ...attemptRecord, kind: settings.kind, durationMs: deps.clock.now() - startedMs, ...(output ? { output } : {}) });
+      reportAttempt();
       return;
     }
     try {
@@ -308,7 +309,7 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
     } catch (error) {
       deps.observer?.onError?.(error, { route, target: settings.target, operation: how === undefined ? "ack" : "nack" });
     }
-    deps.observer?.onAttempt?.({ ...attemptRecord, kind: settings.kind, durationMs: deps.clock.now() - startedMs, ...(output ? { output } : {}) });
+    reportAttempt();
   }
 
   function buildActive(config: DispatcherConfig): Map<string, ActiveSettings> {
