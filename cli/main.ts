@@ -9,9 +9,6 @@ import { spoolVersion } from "./version.js";
 
 const DEFAULT_CONFIG = "./Spoolfile";
 
-/** The options that take a value (all text: paths, a DSN, a level, a format). */
-const VALUE_OPTIONS = ["config", "db", "postgres-dsn", "pid-file", "log-level", "dotenv", "format"] as const;
-
 /** The text given for `--flag value` or `--flag=value` (the last one), before any parsing. */
 function givenValue(args: readonly string[], flag: string): string | undefined {
   let value: string | undefined;
@@ -93,11 +90,13 @@ try {
   // Option values are text as given. cac's parser (mri) turns numeric-looking values into numbers
   // ("" → 0, "007" → 7), and a number where a path belongs is a file descriptor to node:fs
   // (`--config 0` read standard input).
-  for (const flag of VALUE_OPTIONS) {
-    const given = givenValue(argv, flag);
+  // The options that take a value are the matched command's non-boolean ones (all text).
+  for (const option of cli.matchedCommand?.options ?? []) {
+    const flag = option.isBoolean ? undefined : /--([\w-]+)/.exec(option.rawName)?.[1];
+    const given = flag === undefined ? undefined : givenValue(argv, flag);
     if (given === undefined) continue;
     if (given === "") throw new Error(`--${flag} needs a value`);
-    cli.options[flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] = given;
+    cli.options[option.name] = given;
   }
   if (!cli.matchedCommand && !cli.options.help && !cli.options.version) {
     const given = cli.args[0];
