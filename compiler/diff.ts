@@ -87,12 +87,11 @@ function keyedRoute(route: Route): unknown {
 /**
  * Values that may hold a credential although they are not secret sources: outbound and tracing
  * header values (`header "Authorization" "Bearer {env.TOKEN}"`), match header values, basic-auth
- * passwords, the values of `vars` (the placeholders those may come from) and a URL's password
- * (a tracing collector's `user:pass@`). They are compared but never printed.
+ * passwords and a URL's password (a tracing collector's `user:pass@`). They are compared but never
+ * printed. `vars` values, which those may come through, are diffed by name only (diffValues).
  */
 function sensitive(key: string, value: unknown): unknown {
   if (key === "password" && typeof value === "string") return "(redacted)";
-  if (key === "vars" && isRecord(value) && !Array.isArray(value)) return Object.fromEntries(Object.keys(value).map((name) => [name, "(redacted)"]));
   if (typeof value === "string" && URL_PASSWORD.test(value)) return value.replace(URL_PASSWORD, "$1(redacted)@");
   if (key === "headers" && Array.isArray(value)) {
     return value.map((entry: unknown) =>
