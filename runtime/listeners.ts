@@ -119,7 +119,10 @@ function dispatcher(plan: ListenerPlan, options: StartListenersOptions) {
  * last mount, whose prefix it is not within.
  */
 function mountFor(plan: ListenerPlan, path: string): MountPlan {
-  return plan.mounts.find((candidate) => withinPrefix(path, candidate.prefix)) ?? plan.mounts[plan.mounts.length - 1];
+  // A plain loop: this runs for every request (no callback allocated on the ingress path).
+  const { mounts } = plan;
+  for (const candidate of mounts) if (withinPrefix(path, candidate.prefix)) return candidate;
+  return mounts[mounts.length - 1];
 }
 
 /** The path of a request target without its query; absolute-form targets are reduced to their path. */
