@@ -81,6 +81,31 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.is(await stateOf(store, "only"), "leased");
   });
 
+  // PostgreSQL leases the dequeues that wait behind a running one with one statement: the second
+  // and third here, whose rows and lease times must still be their own.
+  it("dequeues made at the same moment each get their own messages in order, with their own lease ttl", {}, async (store, clock) => {
+    const now = clock.now();
+    await store.enqueue(Array.from({ length: 9 }, (_, i) => message(`m${i}`, { receivedAtMs: now - 100 + i })));
+    const [first, second, third, fourth] = await Promise.all([
+      store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: 10 * SECOND }),
+      store.dequeue({ route: "/orders", batch: 3, leaseTtlMs: 20 * SECOND }),
+      store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: 30 * SECOND }),
+      store.dequeue({ route: "/orders", batch: 5, leaseTtlMs: 40 * SECOND }),
+    ]);
+    assert.equal([first, second, third, fourth].map((leased) => leased.map((m) => m.id)), [["m0", "m1"], ["m2", "m3", "m4"], ["m5"], ["m6", "m7", "m8"]]);
+    [first, second, third, fourth].forEach((leased, i) => {
+      for (const m of leased) assert.is(m.leaseUntilMs, now + (i + 1) * 10 * SECOND, `lease_until of ${m.id}`);
+    });
+    // Each lease runs out at its own time.
+    clock.advance(10 * SECOND + 1);
+    assert.equal((await store.dequeue({ route: "/orders", batch: 10, leaseTtlMs: 60 * SECOND })).map((m) => m.id), ["m0", "m1"]);
+    clock.advance(10 * SECOND);
+    assert.equal((await store.dequeue({ route: "/orders", batch: 10, leaseTtlMs: 60 * SECOND })).map((m) => m.id), ["m2", "m3", "m4"]);
+    const outcome = await store.ack([...third, ...fourth].map((m) => m.leaseId));
+    assert.is(outcome.settled.length, 4);
+    assert.equal(outcome.conflicts, []);
+  });
+
   it("payload bytes, headers and trace context round-trip", {}, async (store, clock) => {
     const payload = new Uint8Array([0, 255, 10, 13, 128]);
     await store.enqueue([message("binary", { payload, headers: { "x-a": "1", "content-type": "application/octet-stream" }, trace: { traceparent: "00-abc-def-01" }, receivedAtMs: clock.now() - 5 })]);

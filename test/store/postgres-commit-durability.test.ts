@@ -53,7 +53,7 @@ if (!dsn) {
       // The deferred pool connects on first use: enqueue, dequeue and extend never used it.
       assert.is(await deferredSessions(), 0, "no deferred session before the first ack");
       await store.ack([leased[0].leaseId]);
-      assert.equal(await ranOn("DELETE FROM messages m USING valid"), [deferred], "ack on a deferred session");
+      assert.equal(await ranOn("DELETE FROM messages m USING unnest"), [deferred], "ack on a deferred session");
       await store.nack([leased[1].leaseId], { delayMs: 0 });
       assert.equal(await ranOn("SET state = 'queued', lease_id = NULL"), [deferred], "nack on a deferred session");
       await store.recordAttempts([{ messageId: "a", route: "/orders", target: "pull", attempt: 1, outcome: "acked", statusCode: 200 }]);

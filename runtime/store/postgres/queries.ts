@@ -13,13 +13,15 @@ WITH picked AS (
   SELECT id, next_run_at AS ready_at, row_number() OVER (ORDER BY next_run_at, received_at, id) AS rn FROM picked
 )
 UPDATE messages m SET state = 'leased', attempt = m.attempt + 1,
-  lease_id = ($4::text[])[n.rn], lease_until = ${until}, next_run_at = ${until}
+  lease_id = ($4::text[])[n.rn], lease_until = (${until}::int8[])[n.rn], next_run_at = (${until}::int8[])[n.rn]
 FROM numbered n WHERE m.id = n.id
-RETURNING m.id, m.lease_id, m.route, m.target, m.payload, m.headers, m.trace, m.received_at, m.attempt, n.rn, n.ready_at`;
+RETURNING m.id, m.lease_id, m.route, m.target, m.payload, m.headers, m.trace, m.received_at, m.attempt, m.lease_until, n.rn, n.ready_at`;
 
 /**
- * Dequeue: $1 route, $2 now, $3 batch, $4 lease ids, $5 the scan's floor (lowest next_run_at it
- * looks at; see LeaseOps.leaseReady), $6 lease_until (or $6 target, $7 lease_until).
+ * Dequeue, for one or more requests of the same route (and target) at once: $1 route, $2 now, $3
+ * how many rows in all, $4 a lease id per row, $5 the scan's floor (lowest next_run_at it looks at;
+ * see LeaseOps.leaseReady), $6 a lease_until per row (or $6 target, $7 lease_until per row). Row
+ * number rn (1-based, in dequeue order) takes the rn-th lease id and lease_until.
  */
 export const LEASE_READY = leaseSelect(false);
 export const LEASE_READY_FOR_TARGET = leaseSelect(true);
@@ -40,21 +42,23 @@ WITH inserted AS (
 SELECT pg_notify($9, r.route) FROM (SELECT DISTINCT route FROM inserted) AS r`;
 
 /**
- * One statement per lease operation: lock the valid leases ($1 ids, $2 now, $3 route scope or
- * null), apply `action` to them, remember settled ones for idempotent repeats, return what changed.
- * The leases are found by their unique lease id alone: `state || ''` and `lease_until + 0` keep the
- * planner from ANDing that with a scan of messages_lease_expiry (`lease_until > now`) or
- * messages_state_received (`state = 'leased'`), which it picks on stale statistics and which walks
- * the entry of every lease settled since the last VACUUM (1.2–2.6 ms per ack after 30,000 acks).
+ * One statement per lease operation ($1 ids, $2 now, $3 route scope or null): `change` (a DELETE
+ * or UPDATE of messages m, joined with the lease ids as v) applies to the valid leases, settled ones
+ * are remembered for idempotent repeats, and what changed is returned. The change locks and
+ * rechecks each row itself (a concurrent settle of the same lease finds it changed and skips it),
+ * so no separate SELECT … FOR UPDATE is needed: that cost a tuple lock (a WAL record) and a second
+ * primary-key probe per lease. The leases are found by their unique lease id alone: `state || ''`
+ * and `lease_until + 0` keep the planner from ANDing that with a scan of messages_lease_expiry
+ * (`lease_until > now`) or messages_state_received (`state = 'leased'`), which it picks on stale
+ * statistics and which walks the entry of every lease settled since the last VACUUM (1.2–2.6 ms
+ * per ack after 30,000 acks).
  */
-export function settleLeasesSql(action: string, settleKind: SettleKind | null): string {
+export function settleLeasesSql(change: string, settleKind: SettleKind | null): string {
   return `
-WITH valid AS (
-  SELECT id, lease_id, route FROM messages
-  WHERE lease_id = ANY($1::text[]) AND (state || '') = 'leased' AND (lease_until + 0) > $2 AND ($3::text IS NULL OR route = $3)
-  FOR UPDATE
-), changed AS (
-  ${action}
+WITH changed AS (
+  ${change}
+  WHERE m.lease_id = v.lease_id AND (m.state || '') = 'leased' AND (m.lease_until + 0) > $2 AND ($3::text IS NULL OR m.route = $3)
+  RETURNING v.lease_id, m.route
 )${
     settleKind
       ? `, remembered AS (
@@ -66,28 +70,27 @@ WITH valid AS (
 SELECT lease_id, route FROM changed`;
 }
 
-export const ACK_DELETE = settleLeasesSql("DELETE FROM messages m USING valid v WHERE m.id = v.id RETURNING v.lease_id, v.route", "ack");
+/** The lease ids of a settle, as the relation v its change joins with. */
+const LEASE_IDS = "unnest($1::text[]) AS v(lease_id)";
+
+export const ACK_DELETE = settleLeasesSql(`DELETE FROM messages m USING ${LEASE_IDS}`, "ack");
 export const ACK_DELIVER = settleLeasesSql(
-  `UPDATE messages m SET state = 'delivered', lease_id = NULL, lease_until = NULL, next_run_at = $2
-   FROM valid v WHERE m.id = v.id RETURNING v.lease_id, v.route`,
+  `UPDATE messages m SET state = 'delivered', lease_id = NULL, lease_until = NULL, next_run_at = $2 FROM ${LEASE_IDS}`,
   "ack",
 );
 /** $4: next_run_at. */
 export const NACK_REQUEUE = settleLeasesSql(
-  `UPDATE messages m SET state = 'queued', lease_id = NULL, lease_until = NULL, next_run_at = $4
-   FROM valid v WHERE m.id = v.id RETURNING v.lease_id, v.route`,
+  `UPDATE messages m SET state = 'queued', lease_id = NULL, lease_until = NULL, next_run_at = $4 FROM ${LEASE_IDS}`,
   "nack",
 );
 /** $4: dead_reason. */
 export const NACK_DEAD = settleLeasesSql(
-  `UPDATE messages m SET state = 'dead', lease_id = NULL, lease_until = NULL, next_run_at = $2, dead_reason = $4
-   FROM valid v WHERE m.id = v.id RETURNING v.lease_id, v.route`,
+  `UPDATE messages m SET state = 'dead', lease_id = NULL, lease_until = NULL, next_run_at = $2, dead_reason = $4 FROM ${LEASE_IDS}`,
   "dead",
 );
 /** $4: now + ttl; never shortens. */
 export const EXTEND = settleLeasesSql(
-  `UPDATE messages m SET lease_until = greatest(m.lease_until, $4), next_run_at = greatest(m.lease_until, $4)
-   FROM valid v WHERE m.id = v.id RETURNING v.lease_id, v.route`,
+  `UPDATE messages m SET lease_until = greatest(m.lease_until, $4), next_run_at = greatest(m.lease_until, $4) FROM ${LEASE_IDS}`,
   null,
 );
 
