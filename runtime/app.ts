@@ -382,6 +382,10 @@ function storeObserver(metrics: SpoolMetrics): StoreObserver {
       if (errorKind !== undefined) metrics.store.errors.inc({ backend, operation: name, kind: errorKind });
       if (name === "dequeue") metrics.sqlite?.dequeueSeconds.observe(seconds);
     },
+    dropped(messages) {
+      metrics.queue.dropped.inc(messages);
+      metrics.memory?.evictions.inc({ reason: "drop_oldest" }, messages);
+    },
     sqliteEvent(event, seconds) {
       const sqlite = metrics.sqlite;
       if (!sqlite) return;

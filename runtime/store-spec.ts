@@ -28,6 +28,7 @@ export function storeSpecFor(config: SpoolConfig, location: StoreLocation): Stor
     postgresDsn: location.postgresDsn,
     postgresSchema: location.postgresSchema,
     maxDepth: config.queueLimits.maxDepth,
+    dropOldest: config.queueLimits.dropPolicy === "drop_oldest",
     queueRetentionMs: retention.queue.maxAgeMs,
     deliveredRetentionMs: retention.delivered.maxAgeMs,
     dlqRetentionMs: retention.dlq.maxAgeMs,

@@ -16,8 +16,6 @@ export function compileQueueLimits(cx: CompileContext, d: Directive | undefined)
         const a = singleArg(cx, p, "drop_policy reject|drop_oldest");
         const v = a && decodeOneOf(cx, a, "drop_policy", ["reject", "drop_oldest"] as const);
         if (v) out.dropPolicy = v;
-        // The reference's policy is read and kept in the IR, but no store evicts yet: say so rather than let it pass for working.
-        if (v === "drop_oldest" && a) cx.warning(a.span, "drop_policy drop_oldest is not built yet: at max_depth ingress answers 503 queue_full, as with reject");
       },
     },
   });

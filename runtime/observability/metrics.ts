@@ -95,6 +95,7 @@ export function createMetrics(options: MetricsOptions) {
         this.set((await snapshot())?.oldestQueuedAgeSeconds ?? NaN);
       },
     }),
+    dropped: counter("spool_queue_dropped_total", "Queued messages removed to make room at max_depth (queue_limits drop_policy drop_oldest)."),
     readyLagSeconds: new Gauge({
       name: "spool_queue_ready_lag_seconds",
       help: "How long the oldest ready message has waited past its next_run_at.",

@@ -12,11 +12,14 @@ export interface StoreObserver {
    * `durability` for commits (whether the commit waited for the fsync; see the Store contract).
    */
   sqliteEvent(event: SqliteEvent, seconds?: number, durability?: "durable" | "deferred"): void;
+  /** Queued messages removed by a committed enqueue to make room (StoreLimits.dropOldest). */
+  dropped(messages: number): void;
 }
 
 export const noopObserver: StoreObserver = {
   operation() {},
   sqliteEvent() {},
+  dropped() {},
 };
 
 /** Times an async store call and reports it, including the error kind when it fails. */

@@ -5,6 +5,13 @@
 export interface StoreLimits {
   /** queue_limits.max_depth: queued + leased across all routes. */
   maxDepth?: number | null;
+  /**
+   * queue_limits.drop_policy drop_oldest: an enqueue that would pass max_depth first removes the
+   * oldest queued messages (received_at, then id; never a leased one) to make room for itself. When
+   * removing every queued message would not be enough, the batch is refused queue_full and nothing
+   * is removed. Off (reject): the batch is refused.
+   */
+  dropOldest?: boolean;
   /** queue_retention.max_age: queued messages older than this (by received_at) are removed. */
   queueRetentionMs?: number | null;
   /** delivered_retention.max_age: off means ack deletes the row; on keeps it as `delivered`. */

@@ -764,4 +764,23 @@ test("queue_full on ingress is 503 and stores nothing", async () => {
   }
 });
 
+test("drop_policy drop_oldest: ingress at max_depth removes the oldest queued message, answers 202 and counts it", async () => {
+  const config = buildConfig({ routes: [pullRoute("/hooks/a", "/a")], maxDepth: 2, dropPolicy: "drop_oldest" });
+  const s = await run({ ...config, observability: { ...config.observability, metrics: { ...config.observability.metrics, enabled: true } } });
+  try {
+    const ids: string[] = [];
+    for (const body of ["1", "2", "3"]) {
+      const accepted = await call(`${s.ingress}/hooks/a`, { body });
+      assert.is(accepted.status, 202);
+      ids.push(...(accepted.json.ids as string[]));
+    }
+    assert.equal((await s.app.context.store.listMessages({ limit: 10 })).map((m) => m.id).sort(), ids.slice(1).sort());
+    const metrics = await (await fetch(s.metrics + "/metrics")).text();
+    assert.match(metrics, /^spool_queue_dropped_total 1$/m);
+    assert.match(metrics, /^spool_ingress_accepted_total 3$/m);
+  } finally {
+    await s.app.stop();
+  }
+});
+
 test.run();

@@ -197,6 +197,40 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     await rejectsWith(store.enqueue([message("full-again")]), "queue_full");
   });
 
+  it("drop_oldest makes room by removing the oldest queued messages, never leased ones, or refuses the whole batch and removes nothing", { maxDepth: 4, dropOldest: true }, async (store, clock) => {
+    const now = clock.now();
+    // received_at order differs from insertion order: "oldest" is by received_at, then id.
+    await store.enqueue([message("c", { receivedAtMs: now - 300 }), message("a", { receivedAtMs: now - 500 }), message("b", { receivedAtMs: now - 400 })]);
+    const [leased] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE });
+    assert.is(leased.id, "a");
+    await store.enqueue([message("d", { receivedAtMs: now - 200 })]);
+    // Full (a leased, b c d queued): two more remove b and c, the oldest queued; a stays leased.
+    await store.enqueue([message("e"), message("f")]);
+    assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["a", "d", "e", "f"]);
+    assert.is(await stateOf(store, "a"), "leased");
+    // Five would need four queued removed, but only d, e and f are queued: refused, nothing removed.
+    await rejectsWith(store.enqueue(["g1", "g2", "g3", "g4", "g5"].map((id) => message(id))), "queue_full");
+    assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["a", "d", "e", "f"]);
+    // The depth counter followed the removals: after an ack frees one place, one fits without removing anything.
+    await store.ack([leased.leaseId]);
+    await store.enqueue([message("h")]);
+    assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["d", "e", "f", "h"]);
+    await store.enqueue([message("i")]);
+    assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["e", "f", "h", "i"]);
+  });
+
+  it("drop_oldest in a shared commit makes room for each batch in turn", { maxDepth: 2, dropOldest: true }, async (store) => {
+    await store.enqueue([message("old-1"), message("old-2")]);
+    const results = await Promise.allSettled([
+      store.enqueue([message("x-1")]),
+      store.enqueue([message("y-1"), message("y-2"), message("y-3")]),
+      store.enqueue([message("z-1")]),
+    ]);
+    assert.equal(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"]);
+    assert.is(((results[1] as PromiseRejectedResult).reason as StoreError).code, "queue_full");
+    assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["x-1", "z-1"]);
+  });
+
   it("a future next_run_at keeps the message invisible until it is reached", {}, async (store, clock) => {
     await store.enqueue([message("scheduled", { nextRunAtMs: clock.now() + 10 * SECOND })]);
     assert.is((await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: SECOND })).length, 0);

@@ -26,7 +26,7 @@ async function eventually(what: string, probe: () => boolean): Promise<void> {
 
 test("committed messages reach the database file itself, and each checkpoint is reported", async () => {
   const events: SqliteEvent[] = [];
-  const observer: StoreObserver = { operation() {}, sqliteEvent: (event) => void events.push(event) };
+  const observer: StoreObserver = { operation() {}, sqliteEvent: (event) => void events.push(event), dropped() {} };
   const path = join(dir.path, "background.db");
   const store = await openStore({ backend: "sqlite", sqlitePath: path }, { clock: new TestClock(), observer });
   try {

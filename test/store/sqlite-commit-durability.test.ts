@@ -29,6 +29,7 @@ function recorder(): { observer: StoreObserver; take: () => Commit[] } {
       sqliteEvent(event, _seconds, durability) {
         if (event === "tx_commit") commits.push(durability ?? ("unreported" as Commit));
       },
+      dropped() {},
     },
     take: () => {
       const taken = commits;

@@ -28,6 +28,7 @@ async function open(options: { maxDepth?: number } = {}): Promise<Counted> {
     sqliteEvent(event: SqliteEvent) {
       if (event === "tx_commit") commits++;
     },
+    dropped() {},
   };
   const path = join(dir.path, `group-${++counter}.db`);
   const store = await openStore({ backend: "sqlite", sqlitePath: path, ...options }, { clock: new TestClock(), observer });

@@ -1,12 +1,14 @@
 // Enqueue on the memory backend: the whole batch is checked (ids, max_depth, footprint guard) before
-// any row is stored, so a refused batch changes nothing.
+// any row is stored or, under drop_policy drop_oldest, removed, so a refused batch changes nothing.
 import { positiveOrNull } from "../options.js";
 import { StoreError, type NewMessage } from "../store.js";
 import { retainedBytesOf, validateEnqueueBatch } from "../validate.js";
 import type { MemoryContext } from "./context.js";
 import type { MemoryGuard } from "./guard.js";
+import { oldestFirst, type Row } from "./table.js";
 
-export function enqueue(cx: MemoryContext, guard: MemoryGuard, items: readonly NewMessage[]): void {
+/** Stores the batch; returns how many queued messages it removed to make room (StoreLimits.dropOldest). */
+export function enqueue(cx: MemoryContext, guard: MemoryGuard, items: readonly NewMessage[]): number {
   const { table, limits } = cx;
   validateEnqueueBatch(items);
   items.forEach((item, index) => {
@@ -14,10 +16,13 @@ export function enqueue(cx: MemoryContext, guard: MemoryGuard, items: readonly N
   });
   const maxDepth = positiveOrNull(limits.maxDepth);
   const activeDepth = table.countByState.queued + table.countByState.leased;
-  if (maxDepth !== null && activeDepth + items.length > maxDepth) {
+  const over = maxDepth === null ? 0 : activeDepth + items.length - maxDepth;
+  const dropped = over > 0 && limits.dropOldest ? oldestQueued(cx, over) : [];
+  if (over > dropped.length) {
     throw new StoreError("queue_full", `queue depth ${activeDepth} + ${items.length} would exceed max_depth ${maxDepth}`);
   }
   guard.admit(items.length, items.reduce((sum, item) => sum + retainedBytesOf(item), 0));
+  for (const row of dropped) table.delete(row);
   const nowMs = cx.clock.now();
   for (const item of items) {
     table.insert({
@@ -39,4 +44,22 @@ export function enqueue(cx: MemoryContext, guard: MemoryGuard, items: readonly N
     });
   }
   cx.ready.notifyStored(items, nowMs);
+  return dropped.length;
+}
+
+/**
+ * The `count` oldest queued rows (received_at, then id), or fewer when fewer are queued: one pass
+ * keeping the oldest seen so far in order, as a batch usually needs one or a few.
+ */
+function oldestQueued(cx: MemoryContext, count: number): Row[] {
+  const oldest: Row[] = [];
+  for (const row of cx.table.rows.values()) {
+    if (row.state !== "queued") continue;
+    if (oldest.length === count && oldestFirst(row, oldest[count - 1]) >= 0) continue;
+    let at = oldest.length;
+    while (at > 0 && oldestFirst(row, oldest[at - 1]) < 0) at--;
+    oldest.splice(at, 0, row);
+    if (oldest.length > count) oldest.pop();
+  }
+  return oldest;
 }

@@ -84,7 +84,10 @@ export class MemoryStore implements Store {
   }
 
   enqueue(items: readonly NewMessage[]): Promise<void> {
-    return this.run("enqueue", () => enqueue(this.cx, this.guard, items));
+    return this.run("enqueue", () => {
+      const dropped = enqueue(this.cx, this.guard, items);
+      if (dropped > 0) this.observer.dropped(dropped);
+    });
   }
 
   async dequeue(request: DequeueRequest, signal?: AbortSignal): Promise<LeasedMessage[]> {

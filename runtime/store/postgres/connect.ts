@@ -6,6 +6,8 @@ import { StoreError } from "../store.js";
 import { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION } from "./migrations.js";
 
 export type Sql = postgres.Sql<{ bigint: number }>;
+/** A transaction (or a savepoint within one) of Sql. */
+export type Tx = postgres.TransactionSql<{ bigint: number }>;
 
 export interface ConnectOptions {
   dsn: string;

@@ -2,13 +2,30 @@
 // commit). Admission against queue_limits.max_depth is exact across instances: enqueuers take turns
 // under an advisory lock and read the striped depth counter the triggers keep.
 import { GroupCommitter, type PendingWrite } from "../group-commit.js";
+import type { StoreObserver } from "../observer.js";
 import { positiveOrNull } from "../options.js";
 import { StoreError, type NewMessage } from "../store.js";
-import { postgresStoreError } from "./connect.js";
+import { postgresStoreError, type Tx } from "./connect.js";
 import type { PgContext } from "./context.js";
 import * as q from "./queries.js";
 
 type Batch = readonly NewMessage[];
+
+/** Per caller: undefined (written) or why not; and how many queued messages drop_oldest removed. */
+interface GroupOutcome {
+  errors: (unknown | undefined)[];
+  dropped: number;
+}
+
+/** max_depth admission within one group's transaction. */
+interface Admission {
+  maxDepth: number;
+  /** How many more messages fit. */
+  room: number;
+}
+
+/** Thrown inside drop_oldest's savepoint to undo a removal that could not make enough room. */
+const TOO_FEW_QUEUED = new Error("too few queued messages to make room");
 
 export class EnqueueWriter {
   private readonly groups: GroupCommitter<Batch>;
@@ -18,6 +35,7 @@ export class EnqueueWriter {
     private readonly cx: PgContext,
     schema: string,
     private readonly assertOpen: () => void,
+    private readonly observer: StoreObserver,
   ) {
     this.groups = new GroupCommitter((writes) => this.writeGroup(writes));
     this.admissionLockKey = "spool-admission:" + schema;
@@ -36,56 +54,101 @@ export class EnqueueWriter {
   private async writeGroup(writes: readonly PendingWrite<Batch>[]): Promise<(unknown | undefined)[]> {
     this.assertOpen();
     const nowMs = this.cx.clock.now();
-    let errors: (unknown | undefined)[];
+    let written: GroupOutcome;
     try {
-      errors = await this.writeGroupOnce(writes, nowMs, false);
+      written = await this.writeGroupOnce(writes, nowMs, false);
     } catch (error) {
       if ((error as { code?: string }).code !== "23505") throw postgresStoreError(error, "enqueue");
       try {
-        errors = await this.writeGroupOnce(writes, nowMs, true);
+        written = await this.writeGroupOnce(writes, nowMs, true);
       } catch (retryError) {
         throw postgresStoreError(retryError, "enqueue");
       }
     }
+    const { errors, dropped } = written;
+    if (dropped > 0) this.observer.dropped(dropped);
     this.cx.ready.notifyStored(writes.filter((_, i) => errors[i] === undefined).flatMap((write) => write.items), nowMs);
     return errors;
   }
 
-  private async writeGroupOnce(writes: readonly PendingWrite<Batch>[], nowMs: number, perCaller: boolean): Promise<(unknown | undefined)[]> {
+  private async writeGroupOnce(writes: readonly PendingWrite<Batch>[], nowMs: number, perCaller: boolean): Promise<GroupOutcome> {
     const maxDepth = positiveOrNull(this.cx.limits.maxDepth);
-    const errors: (unknown | undefined)[] = writes.map(() => undefined);
+    const outcome: GroupOutcome = { errors: writes.map(() => undefined), dropped: 0 };
     await this.cx.sql.begin(async (tx) => {
-      let room = Number.POSITIVE_INFINITY;
+      // Without max_depth every caller is admitted.
+      let admission: Admission | null = null;
       if (maxDepth !== null) {
         // Exact admission across instances: enqueuers take turns; acks only ever lower the sum.
         await tx`SELECT pg_advisory_xact_lock(hashtext(${this.admissionLockKey}))`;
         const [{ active }] = await tx`SELECT coalesce(sum(active), 0)::int8 AS active FROM queue_depth`;
-        room = maxDepth - active;
+        admission = { maxDepth, room: maxDepth - Number(active) };
       }
+      if (perCaller) return this.writeEachCaller(tx, writes, nowMs, admission, outcome);
       const admitted: number[] = [];
-      writes.forEach((write, i) => {
-        if (write.items.length > room) {
-          errors[i] = new StoreError("queue_full", `queue depth ${maxDepth! - room} + ${write.items.length} would exceed max_depth ${maxDepth}`);
-        } else {
-          room -= write.items.length;
-          admitted.push(i);
-        }
-      });
+      for (const [i, write] of writes.entries()) {
+        const refused = admission && (await this.makeRoom(tx, admission, write.items.length, outcome));
+        if (refused) outcome.errors[i] = refused;
+        else admitted.push(i);
+      }
       if (admitted.length === 0) return;
-      if (!perCaller) {
-        await tx.unsafe(q.INSERT_MESSAGES_AND_NOTIFY, this.insertParams(admitted.flatMap((i) => writes[i].items), nowMs), { prepare: true });
-        return;
-      }
-      for (const i of admitted) {
-        try {
-          await tx.savepoint((sp) => sp.unsafe(q.INSERT_MESSAGES_AND_NOTIFY, this.insertParams(writes[i].items, nowMs), { prepare: true }));
-        } catch (itemError) {
-          if ((itemError as { code?: string }).code !== "23505") throw itemError;
-          errors[i] = duplicateError(itemError, writes[i].items);
-        }
-      }
+      await tx.unsafe(q.INSERT_MESSAGES_AND_NOTIFY, this.insertParams(admitted.flatMap((i) => writes[i].items), nowMs), { prepare: true });
     });
-    return errors;
+    return outcome;
+  }
+
+  /** After a duplicate: each caller under its own savepoint, its drop_oldest removals included. */
+  private async writeEachCaller(tx: Tx, writes: readonly PendingWrite<Batch>[], nowMs: number, admission: Admission | null, outcome: GroupOutcome): Promise<void> {
+    for (const [i, write] of writes.entries()) {
+      const before = admission && { ...admission };
+      const droppedBefore = outcome.dropped;
+      try {
+        await tx.savepoint(async (sp) => {
+          const refused = admission && (await this.makeRoom(sp, admission, write.items.length, outcome));
+          if (refused) throw refused;
+          await sp.unsafe(q.INSERT_MESSAGES_AND_NOTIFY, this.insertParams(write.items, nowMs), { prepare: true });
+        });
+      } catch (itemError) {
+        // The savepoint undid this caller's removals: so does the count.
+        if (admission && before) Object.assign(admission, before);
+        outcome.dropped = droppedBefore;
+        if (itemError instanceof StoreError) outcome.errors[i] = itemError;
+        else if ((itemError as { code?: string }).code === "23505") outcome.errors[i] = duplicateError(itemError, write.items);
+        else throw itemError;
+      }
+    }
+  }
+
+  /**
+   * Admits `count` messages against max_depth: takes them from the room left, first removing the
+   * oldest queued messages under drop_oldest when the room is short. Returns the queue_full
+   * refusal when they do not fit; then nothing was removed.
+   */
+  private async makeRoom(tx: Tx, admission: Admission, count: number, outcome: GroupOutcome): Promise<StoreError | null> {
+    const short = count - admission.room;
+    if (short > 0 && this.cx.limits.dropOldest) {
+      const dropped = await this.dropOldestQueued(tx, short);
+      admission.room += dropped;
+      outcome.dropped += dropped;
+    }
+    if (count > admission.room) {
+      return new StoreError("queue_full", `queue depth ${admission.maxDepth - admission.room} + ${count} would exceed max_depth ${admission.maxDepth}`);
+    }
+    admission.room -= count;
+    return null;
+  }
+
+  /** Removes exactly `count` of the oldest queued messages, or none when fewer are queued. */
+  private async dropOldestQueued(tx: Tx, count: number): Promise<number> {
+    try {
+      return await tx.savepoint(async (sp) => {
+        const removed = await sp.unsafe(q.DROP_OLDEST_QUEUED, [count] as never[], { prepare: true });
+        if (removed.count < count) throw TOO_FEW_QUEUED;
+        return removed.count;
+      });
+    } catch (error) {
+      if (error === TOO_FEW_QUEUED) return 0;
+      throw error;
+    }
   }
 
   /** The parallel arrays INSERT_MESSAGES_AND_NOTIFY unnests, then the channel to notify. */

@@ -26,6 +26,10 @@ RETURNING m.id, m.lease_id, m.route, m.target, m.payload, m.headers, m.trace, m.
 export const LEASE_READY = leaseSelect(false);
 export const LEASE_READY_FOR_TARGET = leaseSelect(true);
 
+/** drop_policy drop_oldest: $1 of the oldest queued messages, as lists order them. */
+export const DROP_OLDEST_QUEUED = `DELETE FROM messages WHERE id IN (
+  SELECT id FROM messages WHERE state = 'queued' ORDER BY received_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)`;
+
 // lease_id stays until the row is leased again or settled (a late ack is then told lease_expired).
 export const EXPIRE_LEASES = `UPDATE messages SET state = 'queued', lease_until = NULL
   WHERE state = 'leased' AND lease_until <= $1`;

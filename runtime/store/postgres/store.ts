@@ -87,7 +87,7 @@ export class PostgresStore implements Store {
       expireLeases: (nowMs) => this.leases.expireLeases(nowMs),
     };
     this.leases = new LeaseOps(this.cx);
-    this.enqueues = new EnqueueWriter(this.cx, deps.schema, () => this.assertOpen());
+    this.enqueues = new EnqueueWriter(this.cx, deps.schema, () => this.assertOpen(), deps.observer);
   }
 
   static async open(deps: PostgresStoreDeps): Promise<PostgresStore> {

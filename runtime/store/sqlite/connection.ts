@@ -102,6 +102,11 @@ export class SqliteConnection {
     return this.storedActive + this.insertedInGroup;
   }
 
+  /** Called by a group write that changed queue_counters itself (through a trigger): read it again. */
+  forgetActiveDepth(): void {
+    this.storedActive = null;
+  }
+
   /** Called by a group write once its messages are inserted; undone if that write fails. */
   countInserted(messages: number): void {
     this.insertedInGroup += messages;

@@ -90,25 +90,33 @@ export class SqliteStore implements Store {
       this.conn.assertOpen();
       validateEnqueueBatch(items);
       if (items.length === 0) return Promise.resolve();
-      // One message is one INSERT, and a refusal (queue_full) comes before it: no savepoint needed.
+      // One message is one INSERT, and a refusal (queue_full) comes before it: no savepoint needed,
+      // unless drop_oldest may remove messages before the refusal or the INSERT.
       return this.conn.groupedEnqueue((afterCommit) => {
         const nowMs = this.clock.now();
-        this.insertBatch(items, nowMs);
-        afterCommit(() => this.ready.notifyStored(items, nowMs));
-      }, items.length === 1);
+        const dropped = this.insertBatch(items, nowMs);
+        afterCommit(() => {
+          this.ready.notifyStored(items, nowMs);
+          if (dropped > 0) this.observer.dropped(dropped);
+        });
+      }, items.length === 1 && !this.limits.dropOldest);
     });
   }
 
   /**
    * Inserts one caller's batch; a refusal throws, and the caller's savepoint (for one message: the
-   * failed INSERT's own statement rollback) undoes what was inserted. The inserted messages reach
-   * queue_counters through the connection's per-group count, not a trigger (schema 4).
+   * failed INSERT's own statement rollback) undoes what was inserted, and what drop_oldest removed.
+   * The inserted messages reach queue_counters through the connection's per-group count, not a
+   * trigger (schema 4). Returns how many queued messages were removed to make room.
    */
-  private insertBatch(items: readonly NewMessage[], nowMs: number): void {
+  private insertBatch(items: readonly NewMessage[], nowMs: number): number {
     const maxDepth = positiveOrNull(this.limits.maxDepth);
+    let dropped = 0;
     if (maxDepth !== null) {
       const active = this.conn.activeDepth();
-      if (active + items.length > maxDepth) {
+      const over = active + items.length - maxDepth;
+      if (over > 0 && this.limits.dropOldest) dropped = this.dropOldestQueued(over);
+      if (over > dropped) {
         throw new StoreError("queue_full", `queue depth ${active} + ${items.length} would exceed max_depth ${maxDepth}`);
       }
     }
@@ -133,6 +141,15 @@ export class SqliteStore implements Store {
       }
     });
     this.conn.countInserted(items.length);
+    return dropped;
+  }
+
+  /** Removes up to `count` of the oldest queued messages (drop_policy drop_oldest); returns how many. */
+  private dropOldestQueued(count: number): number {
+    const dropped = this.sql.dropOldestQueued.run(count).changes;
+    // The delete trigger lowered queue_counters.active.
+    this.conn.forgetActiveDepth();
+    return dropped;
   }
 
   async dequeue(request: DequeueRequest, signal?: AbortSignal): Promise<LeasedMessage[]> {

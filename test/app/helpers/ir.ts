@@ -26,6 +26,7 @@ export interface ConfigOptions {
   /** One address for ingress, pull (prefix /pull) and admin (prefix /admin). */
   shared?: boolean;
   maxDepth?: number;
+  dropPolicy?: "reject" | "drop_oldest";
   ingressRateLimit?: { rps: number; burst: number } | null;
   patch?: (config: Mutable<SpoolConfig>) => void;
 }
@@ -55,7 +56,7 @@ export function buildConfig(options: ConfigOptions): SpoolConfig {
     runtimeLog: { ...config.observability.runtimeLog, level: "error" },
     metrics: { ...config.observability.metrics, listen: listenAt("127.0.0.1", 0) },
   };
-  config.queueLimits = { maxDepth: options.maxDepth ?? DEFAULTS.maxDepth, dropPolicy: "reject" };
+  config.queueLimits = { maxDepth: options.maxDepth ?? DEFAULTS.maxDepth, dropPolicy: options.dropPolicy ?? "reject" };
   config.routes = options.routes.map((r) => ({ ...r, backend }));
   config.backend = backend;
   options.patch?.(config);
