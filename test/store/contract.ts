@@ -106,6 +106,25 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.equal(outcome.conflicts, []);
   });
 
+  // PostgreSQL settles the acks (and nacks) that wait behind a running one with one statement.
+  it("acks and nacks made at the same moment each report only their own leases", {}, async (store) => {
+    await store.enqueue(Array.from({ length: 8 }, (_, i) => message(`m${i}`)));
+    const l = (await store.dequeue({ route: "/orders", batch: 8, leaseTtlMs: MINUTE })).map((m) => m.leaseId);
+    const unknown = "lease_00000000000000ff_999999";
+    const [a, b, c] = await Promise.all([store.ack([l[0], l[1]]), store.ack([l[2], unknown]), store.ack([l[3]])]);
+    assert.equal([a.settled, a.conflicts], [[l[0], l[1]], []]);
+    assert.equal([b.settled, b.conflicts], [[l[2]], [{ leaseId: unknown, reason: "lease_not_found" }]]);
+    assert.equal([c.settled, c.conflicts], [[l[3]], []]);
+    // The same lease acked twice at once: both succeed.
+    const [d, e, f] = await Promise.all([store.ack([l[4]]), store.ack([l[5]]), store.ack([l[5]])]);
+    assert.equal([d.settled, e.settled, f.settled], [[l[4]], [l[5]], [l[5]]]);
+    assert.equal([...d.conflicts, ...e.conflicts, ...f.conflicts], []);
+    const [g, h, i] = await Promise.all([store.nack([l[6]], { delayMs: 0 }), store.nack([l[7]], { delayMs: 0 }), store.nack([l[0]], { delayMs: 0 })]);
+    assert.equal([g.settled, h.settled, i.settled], [[l[6]], [l[7]], []]);
+    assert.equal(i.conflicts.map((x) => x.leaseId), [l[0]]);
+    assert.equal((await store.listMessages({ limit: 10 })).map((v) => [v.id, v.state]).sort(), [["m6", "queued"], ["m7", "queued"]]);
+  });
+
   it("payload bytes, headers and trace context round-trip", {}, async (store, clock) => {
     const payload = new Uint8Array([0, 255, 10, 13, 128]);
     await store.enqueue([message("binary", { payload, headers: { "x-a": "1", "content-type": "application/octet-stream" }, trace: { traceparent: "00-abc-def-01" }, receivedAtMs: clock.now() - 5 })]);
