@@ -12,7 +12,7 @@ export { diffConfigs, renderChanges, unifiedDiff, type ConfigChange } from "./di
 export { setRouteLabels, type EditResult, type RouteLabels } from "./edit.js";
 export { writeFileAtomically, replaceFileAtomically, type Replacement } from "./rewrite.js";
 export { DEFAULTS } from "./defaults.js";
-export { decodeStandardWebhooksKey, headerValueProblem, isHttpHeaderValue, isHttpToken, isValidLabel, LABEL_PATTERN, MAX_DURATION_TEXT, parseDurationMs, pathCovers } from "./syntax.js";
+export { decodeStandardWebhooksKey, headerValueProblem, isHttpHeaderValue, isHttpToken, isValidLabel, LABEL_PATTERN, MAX_DURATION_TEXT, parseDurationMs, parseRfc3339Ms, pathCovers } from "./syntax.js";
 export { routeTargets } from "./ir.js";
 export type * from "./ir.js";
 

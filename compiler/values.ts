@@ -3,7 +3,7 @@ import type { Arg, Directive } from "../grammar/index.js";
 import type { CompileContext } from "./context.js";
 import { nameOf, spanOf } from "./context.js";
 import { DEFAULTS } from "./defaults.js";
-import { headerValueProblem, isHttpToken, isValidLabel, MAX_DURATION_TEXT, parseDurationMs } from "./syntax.js";
+import { headerValueProblem, isHttpToken, isValidLabel, MAX_DURATION_TEXT, parseDurationMs, parseRfc3339Ms } from "./syntax.js";
 import type { ListenAddress, SecretSource } from "./ir.js";
 
 // Argument decoders. Each returns the decoded value, or undefined after reporting a diagnostic at
@@ -88,8 +88,8 @@ export function decodeOneOf<T extends string>(cx: CompileContext, arg: Arg, what
 /** RFC 3339 timestamp → epoch ms. */
 export function decodeTimestamp(cx: CompileContext, arg: Arg, what: string): number | undefined {
   const text = cx.text(arg).trim();
-  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/i.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) return cx.error(arg.span, `${what}: expected an RFC 3339 timestamp like 2026-01-01T00:00:00Z, got ${got(arg)}`);
+  const ms = parseRfc3339Ms(text);
+  if (ms === undefined) return cx.error(arg.span, `${what}: expected an RFC 3339 timestamp like 2026-01-01T00:00:00Z (a calendar date, years 0000–9999 in UTC), got ${got(arg)}`);
   return ms;
 }
 
