@@ -165,7 +165,7 @@ export function createMetrics(options: MetricsOptions) {
           dequeueSeconds: histogram("spool_store_sqlite_dequeue_seconds", "SQLite dequeue latency."),
           checkpointSeconds: histogram("spool_store_sqlite_checkpoint_seconds", "SQLite WAL checkpoint latency."),
           busy: counter("spool_store_sqlite_busy_total", "SQLITE_BUSY results."),
-          retry: counter("spool_store_sqlite_retry_total", "Retried SQLite transactions."),
+          retry: counter("spool_store_sqlite_retry_total", "Retried SQLite transactions (0: writes wait inside busy_timeout instead; see spool_store_sqlite_busy_total)."),
           txCommit: counter("spool_store_sqlite_tx_commit_total", "Committed SQLite transactions."),
           txRollback: counter("spool_store_sqlite_tx_rollback_total", "Rolled back SQLite transactions."),
           checkpoint: counter("spool_store_sqlite_checkpoint_total", "WAL checkpoints run."),
