@@ -3,10 +3,17 @@
 import { suite, type Test } from "uvu";
 import * as assert from "uvu/assert";
 import { TestClock } from "../../runtime/clock.js";
+import type { StoreObserver } from "../../runtime/store/observer.js";
 import type { StoreOptions } from "../../runtime/store/options.js";
 import { StoreError, type NewMessage, type Store } from "../../runtime/store/store.js";
 
-export type OpenFreshStore = (clock: TestClock, options: StoreOptions) => Promise<Store>;
+export type OpenFreshStore = (clock: TestClock, options: StoreOptions, observer: StoreObserver) => Promise<Store>;
+
+/** What the store reported to its observer during a test. */
+interface Heard {
+  /** observer.dropped calls, in order. */
+  dropped: number[];
+}
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -41,13 +48,15 @@ export let contractTestCount = 0;
 
 export function storeContract(name: string, openFresh: OpenFreshStore): Test {
   const contract = suite(`store contract: ${name}`);
-  const it = (title: string, options: StoreOptions, body: (store: Store, clock: TestClock) => Promise<void>) => {
+  const it = (title: string, options: StoreOptions, body: (store: Store, clock: TestClock, heard: Heard) => Promise<void>) => {
     contractTestCount++;
     contract(title, async () => {
       const clock = new TestClock();
-      const store = await openFresh(clock, options);
+      const heard: Heard = { dropped: [] };
+      const observer: StoreObserver = { operation() {}, sqliteEvent() {}, dropped: (messages) => void heard.dropped.push(messages) };
+      const store = await openFresh(clock, options, observer);
       try {
-        await body(store, clock);
+        await body(store, clock, heard);
       } finally {
         await store.close();
       }
@@ -106,6 +115,17 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.equal(outcome.conflicts, []);
   });
 
+  // PostgreSQL scans a draining backlog from its last batch's start (a floor): a message ready below
+  // it must still be found when dequeues leased together come back short.
+  it("dequeues made at the same moment during a backlog still find a message ready before the backlog's start", {}, async (store, clock) => {
+    const now = clock.now();
+    await store.enqueue(Array.from({ length: 10 }, (_, i) => message(`m${i}`, { receivedAtMs: now - 100 + i, nextRunAtMs: now - 100 + i })));
+    assert.is((await store.dequeue({ route: "/orders", batch: 4, leaseTtlMs: MINUTE })).length, 4);
+    await store.enqueue([message("below", { receivedAtMs: now - 1000, nextRunAtMs: now - 1000 })]);
+    const got = await Promise.all([1, 6, 6].map((batch) => store.dequeue({ route: "/orders", batch, leaseTtlMs: MINUTE })));
+    assert.equal(got.flat().map((m) => m.id).sort(), ["below", "m4", "m5", "m6", "m7", "m8", "m9"]);
+  });
+
   // PostgreSQL settles the acks (and nacks) that wait behind a running one with one statement.
   it("acks and nacks made at the same moment each report only their own leases", {}, async (store) => {
     await store.enqueue(Array.from({ length: 8 }, (_, i) => message(`m${i}`)));
@@ -119,6 +139,8 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     const [d, e, f] = await Promise.all([store.ack([l[4]]), store.ack([l[5]]), store.ack([l[5]])]);
     assert.equal([d.settled, e.settled, f.settled], [[l[4]], [l[5]], [l[5]]]);
     assert.equal([...d.conflicts, ...e.conflicts, ...f.conflicts], []);
+    // One of the two is the settlement, the other its repeat (counted once by the metrics).
+    assert.equal([d.repeated ?? [], e.repeated ?? [], f.repeated ?? []], [[], [], [l[5]]]);
     const [g, h, i] = await Promise.all([store.nack([l[6]], { delayMs: 0 }), store.nack([l[7]], { delayMs: 0 }), store.nack([l[0]], { delayMs: 0 })]);
     assert.equal([g.settled, h.settled, i.settled], [[l[6]], [l[7]], []]);
     assert.equal(i.conflicts.map((x) => x.leaseId), [l[0]]);
@@ -216,7 +238,7 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     await rejectsWith(store.enqueue([message("full-again")]), "queue_full");
   });
 
-  it("drop_oldest makes room by removing the oldest queued messages, never leased ones, or refuses the whole batch and removes nothing", { maxDepth: 4, dropOldest: true }, async (store, clock) => {
+  it("drop_oldest makes room by removing the oldest queued messages, never leased ones, or refuses the whole batch and removes nothing", { maxDepth: 4, dropOldest: true }, async (store, clock, heard) => {
     const now = clock.now();
     // received_at order differs from insertion order: "oldest" is by received_at, then id.
     await store.enqueue([message("c", { receivedAtMs: now - 300 }), message("a", { receivedAtMs: now - 500 }), message("b", { receivedAtMs: now - 400 })]);
@@ -236,9 +258,28 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["d", "e", "f", "h"]);
     await store.enqueue([message("i")]);
     assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["e", "f", "h", "i"]);
+    // Reported once per committed enqueue that removed messages, with how many.
+    assert.equal(heard.dropped, [2, 1]);
   });
 
-  it("drop_oldest in a shared commit makes room for each batch in turn", { maxDepth: 2, dropOldest: true }, async (store) => {
+  it("drop_oldest refuses a batch naming a stored message as a duplicate, and removes nothing for it", { maxDepth: 2, dropOldest: true }, async (store, clock, heard) => {
+    await store.enqueue([message("a", { receivedAtMs: clock.now() - 10 }), message("b")]);
+    const refused = await rejectsWith(store.enqueue([message("new"), message("a", { payload: bytes("replacement") })]), "duplicate_id");
+    assert.is(refused.itemIndex, 1);
+    const [a] = await store.getMessages(["a"], { payload: true });
+    assert.equal([...a.payload!], [...bytes("body of a")]);
+    assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["a", "b"]);
+    assert.equal(heard.dropped, []);
+  });
+
+  it("drop_oldest may remove a message stored by an earlier batch of the same moment", { maxDepth: 1, dropOldest: true }, async (store, _clock, heard) => {
+    const results = await Promise.allSettled([store.enqueue([message("x")]), store.enqueue([message("y")])]);
+    assert.equal(results.map((r) => r.status), ["fulfilled", "fulfilled"]);
+    assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id), ["y"]);
+    assert.equal(heard.dropped, [1]);
+  });
+
+  it("drop_oldest in a shared commit makes room for each batch in turn", { maxDepth: 2, dropOldest: true }, async (store, _clock, heard) => {
     await store.enqueue([message("old-1"), message("old-2")]);
     const results = await Promise.allSettled([
       store.enqueue([message("x-1")]),
@@ -248,6 +289,7 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.equal(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"]);
     assert.is(((results[1] as PromiseRejectedResult).reason as StoreError).code, "queue_full");
     assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["x-1", "z-1"]);
+    assert.is(heard.dropped.reduce((sum, n) => sum + n, 0), 2);
   });
 
   it("a future next_run_at keeps the message invisible until it is reached", {}, async (store, clock) => {

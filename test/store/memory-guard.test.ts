@@ -46,4 +46,13 @@ test("the retained-bytes guard counts payload and headers and frees room when me
   await store.close();
 });
 
+test("under drop_oldest the guard counts what the removal frees", async () => {
+  const store = await openStore({ backend: "memory", maxDepth: 2, dropOldest: true, memoryMaxRetainedItems: 2 }, { clock: new TestClock() });
+  await store.enqueue([message("a"), message("b")]);
+  await store.enqueue([message("c")]);
+  assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["b", "c"]);
+  assert.is(store.memoryStats()!.memoryPressure.rejectedTotal, 0);
+  await store.close();
+});
+
 test.run();

@@ -12,8 +12,8 @@ if (!dsn) {
   suite("store contract: postgres (skipped)").run();
 } else {
   const schemas = new PgSchemas(dsn, "spool_contract");
-  const contract = storeContract("postgres", (clock, options) =>
-    openStore({ backend: "postgres", postgresDsn: dsn, postgresSchema: schemas.next(), postgresPoolSize: 4, ...options }, { clock }),
+  const contract = storeContract("postgres", (clock, options, observer) =>
+    openStore({ backend: "postgres", postgresDsn: dsn, postgresSchema: schemas.next(), postgresPoolSize: 4, ...options }, { clock, observer }),
   );
   contract.after(() => schemas.dropAll());
   contract.run();

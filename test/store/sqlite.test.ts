@@ -7,6 +7,6 @@ const dir = makeTempDir("store-sqlite");
 let counter = 0;
 process.on("exit", () => dir.cleanup());
 
-storeContract("sqlite", (clock, options) =>
-  openStore({ backend: "sqlite", sqlitePath: join(dir.path, `contract-${++counter}.db`), ...options }, { clock }),
+storeContract("sqlite", (clock, options, observer) =>
+  openStore({ backend: "sqlite", sqlitePath: join(dir.path, `contract-${++counter}.db`), ...options }, { clock, observer }),
 ).run();

@@ -21,7 +21,9 @@ export function enqueue(cx: MemoryContext, guard: MemoryGuard, items: readonly N
   if (over > dropped.length) {
     throw new StoreError("queue_full", `queue depth ${activeDepth} + ${items.length} would exceed max_depth ${maxDepth}`);
   }
-  guard.admit(items.length, items.reduce((sum, item) => sum + retainedBytesOf(item), 0));
+  // What drop_oldest removes is freed before the batch is stored.
+  const freedBytes = dropped.reduce((sum, row) => sum + row.retainedBytes, 0);
+  guard.admit(items.length - dropped.length, items.reduce((sum, item) => sum + retainedBytesOf(item), 0) - freedBytes);
   for (const row of dropped) table.delete(row);
   const nowMs = cx.clock.now();
   for (const item of items) {

@@ -83,10 +83,13 @@ export class EnqueueWriter {
         const [{ active }] = await tx`SELECT coalesce(sum(active), 0)::int8 AS active FROM queue_depth`;
         admission = { maxDepth, room: maxDepth - Number(active) };
       }
-      if (perCaller) return this.writeEachCaller(tx, writes, nowMs, admission, outcome);
+      // drop_oldest may have to remove messages of callers admitted before in this group: then each
+      // caller's messages are inserted before the next caller looks for the oldest.
+      const mustDrop = admission !== null && this.cx.limits.dropOldest && writes.reduce((n, w) => n + w.items.length, 0) > admission.room;
+      if (perCaller || mustDrop) return this.writeEachCaller(tx, writes, nowMs, admission, outcome);
       const admitted: number[] = [];
       for (const [i, write] of writes.entries()) {
-        const refused = admission && (await this.makeRoom(tx, admission, write.items.length, outcome));
+        const refused = admission && (await this.makeRoom(tx, admission, write.items, outcome));
         if (refused) outcome.errors[i] = refused;
         else admitted.push(i);
       }
@@ -103,7 +106,7 @@ export class EnqueueWriter {
       const droppedBefore = outcome.dropped;
       try {
         await tx.savepoint(async (sp) => {
-          const refused = admission && (await this.makeRoom(sp, admission, write.items.length, outcome));
+          const refused = admission && (await this.makeRoom(sp, admission, write.items, outcome));
           if (refused) throw refused;
           await sp.unsafe(q.INSERT_MESSAGES_AND_NOTIFY, this.insertParams(write.items, nowMs), { prepare: true });
         });
@@ -119,13 +122,21 @@ export class EnqueueWriter {
   }
 
   /**
-   * Admits `count` messages against max_depth: takes them from the room left, first removing the
-   * oldest queued messages under drop_oldest when the room is short. Returns the queue_full
-   * refusal when they do not fit; then nothing was removed.
+   * Admits a caller's messages against max_depth: takes them from the room left, first removing the
+   * oldest queued messages under drop_oldest when the room is short. Returns the queue_full (or
+   * duplicate_id) refusal when they cannot be admitted; then nothing was removed.
    */
-  private async makeRoom(tx: Tx, admission: Admission, count: number, outcome: GroupOutcome): Promise<StoreError | null> {
+  private async makeRoom(tx: Tx, admission: Admission, items: Batch, outcome: GroupOutcome): Promise<StoreError | null> {
+    const count = items.length;
     const short = count - admission.room;
     if (short > 0 && this.cx.limits.dropOldest) {
+      // A batch naming a stored message is refused duplicate_id before anything is removed for it
+      // (the message it names could otherwise be the one removed, and silently replaced).
+      const [taken] = await tx.unsafe("SELECT id FROM messages WHERE id = ANY($1::text[]) LIMIT 1", [items.map((m) => m.id)] as never[], { prepare: true });
+      if (taken) {
+        const index = items.findIndex((m) => m.id === taken.id);
+        return new StoreError("duplicate_id", `message id ${taken.id} already exists`, index >= 0 ? index : undefined);
+      }
       const dropped = await this.dropOldestQueued(tx, short);
       admission.room += dropped;
       outcome.dropped += dropped;

@@ -66,10 +66,6 @@ export function prepareStatements(db: SqliteDb) {
       `INSERT INTO messages (id, route, target, state, received_at, next_run_at, attempt, payload, headers, trace)
        VALUES (?, ?, ?, 'queued', ?, ?, 0, ?, ?, ?)`,
     ),
-    // drop_policy drop_oldest: the oldest queued messages, as lists order them (messages_received).
-    dropOldestQueued: db.prepare<[number]>(
-      "DELETE FROM messages WHERE rowid IN (SELECT rowid FROM messages INDEXED BY messages_received WHERE state = 'queued' ORDER BY received_at, id LIMIT ?)",
-    ),
     expireLeases: db.prepare(
       // lease_id stays until the row is leased again or settled: a late ack then finds it and is told
       // lease_expired rather than lease_not_found, whenever the sweep ran.
