@@ -16,7 +16,7 @@ import { message } from "./contract.js";
 
 const dsn = postgresTestDsn();
 if (!dsn) {
-  reportSkipped("postgres: lease scans", 4, "SPOOL_TEST_POSTGRES_DSN is not set");
+  reportSkipped("postgres: lease scans", 5, "SPOOL_TEST_POSTGRES_DSN is not set");
   suite("postgres: lease scans (skipped)").run();
 } else {
   const schemas = new PgSchemas(dsn, "spool_lease_scan");
@@ -33,6 +33,30 @@ if (!dsn) {
 
   const ids = async (store: Store, batch: number, leaseTtlMs = 60_000): Promise<string[]> =>
     (await store.dequeue({ route: "/orders", batch, leaseTtlMs })).map((m) => m.id);
+
+  test("a dequeue whose caller goes away while it waits its turn leases nothing", async () => {
+    const { store, schema } = await open();
+    try {
+      await store.enqueue(["a", "b", "c"].map((id) => message(id)));
+      // Hold the table so the first dequeue's statement waits; the second waits its turn behind it.
+      const held = admin.reserve();
+      const session = await held;
+      await session`BEGIN`;
+      await session.unsafe(`LOCK TABLE "${schema}".messages IN ACCESS EXCLUSIVE MODE`);
+      const first = store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: 60_000 });
+      const gone = new AbortController();
+      const second = store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: 60_000, maxWaitMs: 5_000 }, gone.signal);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      gone.abort();
+      await session`COMMIT`;
+      session.release();
+      assert.equal((await first).map((m) => m.id), ["a"]);
+      assert.equal(await second, []);
+      assert.equal((await store.listMessages({ limit: 10 })).map((v) => [v.id, v.state]).sort(), [["a", "leased"], ["b", "queued"], ["c", "queued"]]);
+    } finally {
+      await store.close();
+    }
+  });
 
   test("a message stored below the floor of a draining backlog is leased within a second", async () => {
     const { store, clock } = await open();

@@ -123,7 +123,7 @@ export class PostgresStore implements Store {
 
   async dequeue(request: DequeueRequest, signal?: AbortSignal): Promise<LeasedMessage[]> {
     validateDequeue(request);
-    const attempt = () => this.run("dequeue", () => this.leases.leaseReady(request));
+    const attempt = () => this.run("dequeue", () => this.leases.leaseReady(request, signal));
     if (!request.maxWaitMs) return attempt();
     return longPoll({ route: request.route, maxWaitMs: request.maxWaitMs, signal, clock: this.deps.clock, ready: this.ready }, attempt);
   }
