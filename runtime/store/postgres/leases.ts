@@ -10,6 +10,7 @@ import { uniqueIds } from "../validate.js";
 import type { Sql } from "./connect.js";
 import { announceReady, type PgContext, type Row } from "./context.js";
 import * as q from "./queries.js";
+import { Turns } from "./turns.js";
 
 /** Expired leases are swept at most this often (clock ms) by dequeue; settle paths sweep when they see one. */
 const SWEEP_INTERVAL_MS = 100;
@@ -28,34 +29,65 @@ interface ScanFloor {
   confirmedAtMs: number;
 }
 
-/** One dequeue waiting for its lane (see LeaseOps.leaseReady). */
-interface LeaseRequest {
+/** How many rows one combined lease statement takes at most. */
+const MAX_COMBINED_BATCH = MAX_DEQUEUE_BATCH;
+
+/** A dequeue taking its turn (see LeaseOps.leaseReady). */
+interface LeaseCall {
   request: DequeueRequest;
   /** Aborted (the caller went away) before its turn: it leases nothing. */
   signal: AbortSignal | undefined;
-  resolve: (leased: LeasedMessage[]) => void;
-  reject: (error: unknown) => void;
 }
 
-/** One settle (ack, nack, extend) waiting for its lane (see LeaseOps.settleTogether). */
-interface SettleRequest {
+/** A settle (ack, nack, extend) taking its turn (see LeaseOps.settleTogether); the key fixes sql, sqlText and params. */
+interface SettleCall {
+  sql: Sql;
+  sqlText: string;
+  params: readonly unknown[];
   ids: readonly string[];
   /** The caller's time: the statement checks lease_until against the earliest of its group. */
   nowMs: number;
-  resolve: (changed: Row[]) => void;
-  reject: (error: unknown) => void;
 }
 
-/** How many rows one combined lease statement takes at most. */
-const MAX_COMBINED_BATCH = MAX_DEQUEUE_BATCH;
+/** How many waiting dequeues are leased together, in arrival order: up to MAX_COMBINED_BATCH rows. */
+function leaseGroupSize(waiting: readonly LeaseCall[]): number {
+  let rows = waiting[0].request.batch;
+  let count = 1;
+  while (count < waiting.length && rows + waiting[count].request.batch <= MAX_COMBINED_BATCH) rows += waiting[count++].request.batch;
+  return count;
+}
+
+/**
+ * How many waiting settles run together, in arrival order: up to MAX_LEASE_BATCH ids, and none naming
+ * a lease an earlier one in the group names. A lease settled twice at once is then settled by one
+ * statement and found settled by the next, which reports it as a repeat, as one at a time would.
+ */
+function settleGroupSize(waiting: readonly SettleCall[]): number {
+  const claimed = new Set(waiting[0].ids);
+  let count = 1;
+  for (; count < waiting.length; count++) {
+    const next = waiting[count].ids;
+    if (claimed.size + next.length > MAX_LEASE_BATCH || next.some((id) => claimed.has(id))) break;
+    for (const id of next) claimed.add(id);
+  }
+  return count;
+}
 
 export class LeaseOps {
   private lastSweepMs = Number.NEGATIVE_INFINITY;
   private readonly floors = new Map<string, ScanFloor>();
-  /** Dequeues waiting for the lease statement running for their route (and target), by key. */
-  private readonly lanes = new Map<string, LeaseRequest[]>();
-  /** Settles waiting for the running statement of the same kind and parameters, by key. */
-  private readonly settleLanes = new Map<string, SettleRequest[]>();
+  /** Dequeues of one route (and target) take turns; see leaseReady. */
+  private readonly leaseTurns = new Turns<LeaseCall, LeasedMessage[]>({
+    groupSize: leaseGroupSize,
+    run: (key, group) => this.leaseFor(key, group.map((call) => call.request)),
+    // A dequeue whose caller went away while it waited leases nothing: no message sits leased to no one.
+    answerUnrun: (call) => (call.signal?.aborted ? [] : undefined),
+  });
+  /** Settles with the same statement and parameters take turns; see settleTogether. */
+  private readonly settleTurns = new Turns<SettleCall, Row[]>({
+    groupSize: settleGroupSize,
+    run: (_key, group) => this.settleGroup(group),
+  });
 
   constructor(private readonly cx: PgContext) {}
 
@@ -68,34 +100,7 @@ export class LeaseOps {
    * workers, 60% more database CPU per message than one at a time, and a commit each.
    */
   leaseReady(request: DequeueRequest, signal?: AbortSignal): Promise<LeasedMessage[]> {
-    const key = request.target === undefined ? request.route : `${request.route}\u0000${request.target}`;
-    return new Promise((resolve, reject) => {
-      const waiting = this.lanes.get(key);
-      if (waiting) return void waiting.push({ request, signal, resolve, reject });
-      this.lanes.set(key, [{ request, signal, resolve, reject }]);
-      void this.runLane(key);
-    });
-  }
-
-  /** Leases for a lane's waiting dequeues, as many at a time as MAX_COMBINED_BATCH allows, until none wait. */
-  private async runLane(key: string): Promise<void> {
-    const waiting = this.lanes.get(key)!;
-    for (;;) {
-      // A dequeue whose caller went away while it waited leases nothing: no message sits leased to no one.
-      for (let i = waiting.length - 1; i >= 0; i--) if (waiting[i].signal?.aborted) waiting.splice(i, 1)[0].resolve([]);
-      if (waiting.length === 0) break;
-      let rows = waiting[0].request.batch;
-      let count = 1;
-      while (count < waiting.length && rows + waiting[count].request.batch <= MAX_COMBINED_BATCH) rows += waiting[count++].request.batch;
-      const group = waiting.splice(0, count);
-      try {
-        const leased = await this.leaseFor(key, group.map((g) => g.request));
-        group.forEach((g, i) => g.resolve(leased[i]));
-      } catch (error) {
-        for (const g of group) g.reject(error);
-      }
-    }
-    this.lanes.delete(key);
+    return this.leaseTurns.take(request.target === undefined ? request.route : `${request.route}\u0000${request.target}`, { request, signal });
   }
 
   /**
@@ -167,48 +172,17 @@ export class LeaseOps {
    */
   private settleTogether(sql: Sql, sqlText: string, ids: readonly string[], nowMs: number, params: readonly unknown[]): Promise<Row[]> {
     const key = `${sql === this.cx.sql ? "main" : "deferred"}\u0000${sqlText}\u0000${JSON.stringify(params)}`;
-    return new Promise((resolve, reject) => {
-      const waiting = this.settleLanes.get(key);
-      if (waiting) return void waiting.push({ ids, nowMs, resolve, reject });
-      this.settleLanes.set(key, [{ ids, nowMs, resolve, reject }]);
-      void this.runSettleLane(key, sql, sqlText, params);
-    });
+    return this.settleTurns.take(key, { sql, sqlText, params, ids, nowMs });
   }
 
-  private async runSettleLane(key: string, sql: Sql, sqlText: string, params: readonly unknown[]): Promise<void> {
-    const waiting = this.settleLanes.get(key)!;
-    while (waiting.length > 0) {
-      const group = this.takeSettleGroup(waiting);
-      try {
-        const all = group.flatMap((g) => g.ids);
-        const nowMs = Math.min(...group.map((g) => g.nowMs));
-        const changed: Row[] = await sql.unsafe(sqlText, [all, nowMs, ...params] as never[], { prepare: true });
-        if (group.length === 1) group[0].resolve(changed);
-        else {
-          const byLease = new Map(changed.map((row) => [row.lease_id as string, row]));
-          for (const g of group) g.resolve(g.ids.flatMap((id) => byLease.get(id) ?? []));
-        }
-      } catch (error) {
-        for (const g of group) g.reject(error);
-      }
-    }
-    this.settleLanes.delete(key);
-  }
-
-  /**
-   * The next settles to run together, in arrival order: up to MAX_LEASE_BATCH ids, and none naming a
-   * lease an earlier one in the group names. A lease settled twice at once is then settled by one
-   * statement and found settled by the next, which reports it as a repeat, as one at a time would.
-   */
-  private takeSettleGroup(waiting: SettleRequest[]): SettleRequest[] {
-    const claimed = new Set(waiting[0].ids);
-    let count = 1;
-    for (; count < waiting.length; count++) {
-      const next = waiting[count].ids;
-      if (claimed.size + next.length > MAX_LEASE_BATCH || next.some((id) => claimed.has(id))) break;
-      for (const id of next) claimed.add(id);
-    }
-    return waiting.splice(0, count);
+  /** One settle statement for a group of the same key; each call gets the changed rows of its own ids. */
+  private async settleGroup(group: readonly SettleCall[]): Promise<Row[][]> {
+    const { sql, sqlText, params } = group[0];
+    const nowMs = Math.min(...group.map((call) => call.nowMs));
+    const changed: Row[] = await sql.unsafe(sqlText, [group.flatMap((call) => call.ids), nowMs, ...params] as never[], { prepare: true });
+    if (group.length === 1) return [changed];
+    const byLease = new Map(changed.map((row) => [row.lease_id as string, row]));
+    return group.map((call) => call.ids.flatMap((id) => byLease.get(id) ?? []));
   }
 
   async expireLeases(nowMs = this.cx.clock.now()): Promise<void> {
