@@ -24,9 +24,6 @@ interface Admission {
   room: number;
 }
 
-/** Thrown inside drop_oldest's savepoint to undo a removal that could not make enough room. */
-const TOO_FEW_QUEUED = new Error("too few queued messages to make room");
-
 export class EnqueueWriter {
   private readonly groups: GroupCommitter<Batch>;
   private readonly admissionLockKey: string;
@@ -83,13 +80,14 @@ export class EnqueueWriter {
         const [{ active }] = await tx`SELECT coalesce(sum(active), 0)::int8 AS active FROM queue_depth`;
         admission = { maxDepth, room: maxDepth - Number(active) };
       }
-      // drop_oldest may have to remove messages of callers admitted before in this group: then each
-      // caller's messages are inserted before the next caller looks for the oldest.
+      // drop_oldest removes messages caller by caller, each under the savepoint that also holds its
+      // insert: a removal may take messages of a caller admitted before it in this group, and is undone
+      // with its caller's refusal.
       const mustDrop = admission !== null && this.cx.limits.dropOldest && writes.reduce((n, w) => n + w.items.length, 0) > admission.room;
       if (perCaller || mustDrop) return this.writeEachCaller(tx, writes, nowMs, admission, outcome);
       const admitted: number[] = [];
       for (const [i, write] of writes.entries()) {
-        const refused = admission && (await this.makeRoom(tx, admission, write.items, outcome));
+        const refused = admission && admit(admission, write.items.length);
         if (refused) outcome.errors[i] = refused;
         else admitted.push(i);
       }
@@ -99,15 +97,17 @@ export class EnqueueWriter {
     return outcome;
   }
 
-  /** After a duplicate: each caller under its own savepoint, its drop_oldest removals included. */
+  /** After a duplicate, or when drop_oldest must remove messages: each caller under its own savepoint, its removals included. */
   private async writeEachCaller(tx: Tx, writes: readonly PendingWrite<Batch>[], nowMs: number, admission: Admission | null, outcome: GroupOutcome): Promise<void> {
     for (const [i, write] of writes.entries()) {
       const before = admission && { ...admission };
       const droppedBefore = outcome.dropped;
       try {
         await tx.savepoint(async (sp) => {
-          const refused = admission && (await this.makeRoom(sp, admission, write.items, outcome));
-          if (refused) throw refused;
+          if (admission) {
+            const refused = (await this.makeRoom(sp, admission, write.items, outcome)) ?? admit(admission, write.items.length);
+            if (refused) throw refused;
+          }
           await sp.unsafe(q.INSERT_MESSAGES_AND_NOTIFY, this.insertParams(write.items, nowMs), { prepare: true });
         });
       } catch (itemError) {
@@ -122,44 +122,25 @@ export class EnqueueWriter {
   }
 
   /**
-   * Admits a caller's messages against max_depth: takes them from the room left, first removing the
-   * oldest queued messages under drop_oldest when the room is short. Returns the queue_full (or
-   * duplicate_id) refusal when they cannot be admitted; then nothing was removed.
+   * Under drop_oldest, when a caller's messages do not fit the room left, removes the oldest queued
+   * messages to make room (inside the caller's savepoint, which a refusal undoes). A batch naming a
+   * stored message is refused duplicate_id before anything is removed for it: the message it names
+   * could otherwise be the one removed, and silently replaced.
    */
-  private async makeRoom(tx: Tx, admission: Admission, items: Batch, outcome: GroupOutcome): Promise<StoreError | null> {
-    const count = items.length;
-    const short = count - admission.room;
-    if (short > 0 && this.cx.limits.dropOldest) {
-      // A batch naming a stored message is refused duplicate_id before anything is removed for it
-      // (the message it names could otherwise be the one removed, and silently replaced).
-      const [taken] = await tx.unsafe("SELECT id FROM messages WHERE id = ANY($1::text[]) LIMIT 1", [items.map((m) => m.id)] as never[], { prepare: true });
-      if (taken) {
-        const index = items.findIndex((m) => m.id === taken.id);
-        return new StoreError("duplicate_id", `message id ${taken.id} already exists`, index >= 0 ? index : undefined);
-      }
-      const dropped = await this.dropOldestQueued(tx, short);
-      admission.room += dropped;
-      outcome.dropped += dropped;
+  private async makeRoom(sp: Tx, admission: Admission, items: Batch, outcome: GroupOutcome): Promise<StoreError | null> {
+    const short = items.length - admission.room;
+    if (short <= 0 || !this.cx.limits.dropOldest) return null;
+    const [taken] = await sp.unsafe("SELECT id FROM messages WHERE id = ANY($1::text[]) LIMIT 1", [items.map((m) => m.id)] as never[], { prepare: true });
+    if (taken) {
+      const index = items.findIndex((m) => m.id === taken.id);
+      return new StoreError("duplicate_id", `message id ${taken.id} already exists`, index >= 0 ? index : undefined);
     }
-    if (count > admission.room) {
-      return new StoreError("queue_full", `queue depth ${admission.maxDepth - admission.room} + ${count} would exceed max_depth ${admission.maxDepth}`);
-    }
-    admission.room -= count;
+    const removed = await sp.unsafe(q.DROP_OLDEST_QUEUED, [short] as never[], { prepare: true });
+    // Too few queued: refused at the depth before the removals, which the savepoint undoes.
+    if (removed.count < short) return admit(admission, items.length);
+    admission.room += removed.count;
+    outcome.dropped += removed.count;
     return null;
-  }
-
-  /** Removes exactly `count` of the oldest queued messages, or none when fewer are queued. */
-  private async dropOldestQueued(tx: Tx, count: number): Promise<number> {
-    try {
-      return await tx.savepoint(async (sp) => {
-        const removed = await sp.unsafe(q.DROP_OLDEST_QUEUED, [count] as never[], { prepare: true });
-        if (removed.count < count) throw TOO_FEW_QUEUED;
-        return removed.count;
-      });
-    } catch (error) {
-      if (error === TOO_FEW_QUEUED) return 0;
-      throw error;
-    }
   }
 
   /** The parallel arrays INSERT_MESSAGES_AND_NOTIFY unnests, then the channel to notify. */
@@ -176,6 +157,15 @@ export class EnqueueWriter {
       this.cx.channel,
     ] as never[];
   }
+}
+
+/** Takes `count` messages from the room left, or returns the queue_full refusal when they do not fit. */
+function admit(admission: Admission, count: number): StoreError | null {
+  if (count > admission.room) {
+    return new StoreError("queue_full", `queue depth ${admission.maxDepth - admission.room} + ${count} would exceed max_depth ${admission.maxDepth}`);
+  }
+  admission.room -= count;
+  return null;
 }
 
 /** Names the offending item from PostgreSQL's "Key (id)=(…) already exists." detail. */
