@@ -1,6 +1,6 @@
 // The one SQLite connection of a store and how it writes: group commit for the hot paths (enqueue,
 // dequeue, ack, nack, extend, attempts), where operations submitted in the same moment run in one
-// transaction, each under its own savepoint (a single-statement enqueue needs none), and share one
+// transaction, each under its own savepoint unless it is stepwise (WriteShape), and share one
 // fsync; and plain immediate transactions for the occasional write (lifecycle changes, pruning). A
 // group holding a durable write commits with synchronous=FULL (the WAL fsync inside COMMIT); a group
 // made only of deferred writes (ack, nack, attempt records: see the Store contract) commits with
@@ -28,11 +28,24 @@ export type Durability = "durable" | "deferred";
 interface GroupedWrite {
   work: (afterCommit: AfterCommit) => void;
   durability: Durability;
-  /** See grouped(): the work changes rows through at most one statement, so it needs no savepoint. */
-  singleStatement: boolean;
+  /** See WriteShape: the work needs no savepoint of its own. */
+  stepwise: boolean;
   /** The work leaves queue_counters as it is (enqueues count through countInserted): see activeDepth(). */
   keepsCounter: boolean;
 }
+
+/**
+ * How a grouped write may fail, which decides whether it runs under a SAVEPOINT of its own.
+ * `atomic` (the default): a failure midway must undo everything the work wrote, so it gets one.
+ * `stepwise`: what the work has written when it throws may commit as it is, because each of its
+ * statements is whole by itself (SQLite undoes a statement that fails, with its triggers, or ends the
+ * whole transaction, and then the group fails) and every prefix of them leaves a valid store: a
+ * lease sweep, a complete settle, the one INSERT of a single-message enqueue. Its in-memory effects
+ * follow the statements they describe. A savepoint is not free: every page the write dirties is
+ * first copied into the in-memory statement journal (a malloc'd chunk list), and with the SAVEPOINT
+ * and RELEASE statements that cost a batch-32 drain about 15% of its CPU (README "Decisions").
+ */
+export type WriteShape = "atomic" | "stepwise";
 
 /** How many writes one group may hold; the rest wait for the next group. */
 const MAX_GROUP = 512;
@@ -79,21 +92,20 @@ export class SqliteConnection {
    * Runs `work` in the next group transaction; resolves with its result once that transaction has
    * committed (for a durable write, with the WAL fsynced inside COMMIT).
    */
-  grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable"): Promise<R> {
+  grouped<R>(work: (afterCommit: AfterCommit) => R, durability: Durability = "durable", shape: WriteShape = "atomic"): Promise<R> {
     let result: R;
-    return this.groups.submit({ work: (afterCommit) => void (result = work(afterCommit)), durability, singleStatement: false, keepsCounter: false }).then(() => result);
+    return this.groups
+      .submit({ work: (afterCommit) => void (result = work(afterCommit)), durability, stepwise: shape === "stepwise", keepsCounter: false })
+      .then(() => result);
   }
 
   /**
    * An enqueue: grouped() without a result (the group's own promise, one reaction fewer per call),
-   * for work whose only counter change goes through countInserted().
-   * `singleStatement`: the work writes through at most one statement, and when it throws it has
-   * either not written yet or it is that statement that failed, which SQLite has already undone
-   * (statement journal). It then runs without the SAVEPOINT and RELEASE every other write is wrapped
-   * in, two statement executions fewer per single-message enqueue.
+   * for work whose only counter change goes through countInserted(). A single-message enqueue is
+   * `stepwise` (one INSERT, after any refusal).
    */
-  groupedEnqueue(work: (afterCommit: AfterCommit) => void, singleStatement: boolean): Promise<void> {
-    return this.groups.submit({ work, durability: "durable", singleStatement, keepsCounter: true });
+  groupedEnqueue(work: (afterCommit: AfterCommit) => void, shape: WriteShape): Promise<void> {
+    return this.groups.submit({ work, durability: "durable", stepwise: shape === "stepwise", keepsCounter: true });
   }
 
   /** Active depth as max_depth sees it inside a group write: the stored counter plus this group's inserts. */
@@ -196,7 +208,7 @@ export class SqliteConnection {
       for (const write of writes) {
         const own: (() => void)[] = [];
         const insertedBefore = this.insertedInGroup;
-        const savepoint = !write.items.singleStatement;
+        const savepoint = !write.items.stepwise;
         if (!write.items.keepsCounter) this.storedActive = null;
         if (savepoint) this.sql.savepoint.run();
         try {

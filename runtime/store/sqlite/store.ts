@@ -39,7 +39,7 @@ import {
   type TrendsRequest,
 } from "../store.js";
 import { uniqueIds, validateDequeue, validateEnqueueBatch } from "../validate.js";
-import { SqliteConnection, type AfterCommit, type Durability } from "./connection.js";
+import { SqliteConnection, type AfterCommit, type Durability, type WriteShape } from "./connection.js";
 import { SqliteLifecycle } from "./lifecycle.js";
 import { sqliteStoreError } from "./open-db.js";
 import type { LeasedRow, LeaseLookupRow, ReadyKey, SqliteStatements } from "./queries.js";
@@ -106,8 +106,8 @@ export class SqliteStore implements Store {
       this.conn.assertOpen();
       validateEnqueueBatch(items);
       if (items.length === 0) return Promise.resolve();
-      // One message is one INSERT, and a refusal (queue_full) comes before it: no savepoint needed,
-      // unless drop_oldest may remove messages before the refusal or the INSERT.
+      // One message is one INSERT, and a refusal (queue_full) comes before it: stepwise, unless
+      // drop_oldest may remove messages before the refusal or the INSERT.
       return this.conn.groupedEnqueue((afterCommit) => {
         const nowMs = this.clock.now();
         const dropped = this.insertBatch(items, nowMs);
@@ -115,7 +115,7 @@ export class SqliteStore implements Store {
           this.ready.notifyStored(items, nowMs);
           if (dropped > 0) this.observer.dropped(dropped);
         });
-      }, items.length === 1 && !this.limits.dropOldest);
+      }, items.length === 1 && !this.limits.dropOldest ? "stepwise" : "atomic");
     });
   }
 
@@ -177,11 +177,15 @@ export class SqliteStore implements Store {
 
   async dequeue(request: DequeueRequest, signal?: AbortSignal): Promise<LeasedMessage[]> {
     validateDequeue(request);
-    const attempt = () => this.runGrouped("dequeue", () => this.leaseReady(request));
+    const attempt = () => this.runGrouped("dequeue", () => this.leaseReady(request), "durable", "stepwise");
     if (!request.maxWaitMs) return attempt();
     return longPoll({ route: request.route, maxWaitMs: request.maxWaitMs, signal, clock: this.clock, ready: this.ready }, attempt);
   }
 
+  /**
+   * Stepwise (WriteShape): the lease sweep stands on its own, and after the lease UPDATE only reads
+   * of the rows it wrote follow (a read that fails on I/O ends the whole transaction).
+   */
   private leaseReady(request: DequeueRequest): LeasedMessage[] {
     const nowMs = this.clock.now();
     const leaseUntilMs = nowMs + request.leaseTtlMs;
@@ -242,7 +246,7 @@ export class SqliteStore implements Store {
       const rest = this.settleLeases(ids.filter((id) => !done.has(id)), scope, "ack", () => {});
       const settled = new Set([...deleted, ...rest.settled]);
       return { settled: ids.filter((id) => settled.has(id)), conflicts: rest.conflicts, ...(rest.repeated ? { repeated: rest.repeated } : {}) };
-    }, "deferred");
+    }, "deferred", "stepwise");
   }
 
   nack(leaseIds: readonly string[], how: NackOptions, scope?: LeaseScope): Promise<LeaseOutcome> {
@@ -257,7 +261,7 @@ export class SqliteStore implements Store {
       if (!how.dead && how.delayMs > 0 && routes.size > 0) this.ready.notifyAt(nowMs + how.delayMs);
       for (const route of routes) this.ready.notify(route);
       return outcome;
-    }, "deferred");
+    }, "deferred", "stepwise");
   }
 
   extend(leaseIds: readonly string[], leaseTtlMs: number, scope?: LeaseScope): Promise<LeaseOutcome> {
@@ -267,12 +271,14 @@ export class SqliteStore implements Store {
       const outcome = this.settleLeases(leaseIds, scope, null, (ids) => void this.sql.extendLeases.run(nowMs + leaseTtlMs, nowMs + leaseTtlMs, JSON.stringify(ids)));
       if (outcome.settled.length > 0) this.ready.notifyAt(nowMs + leaseTtlMs);
       return outcome;
-    });
+    }, "durable", "stepwise");
   }
 
   /**
    * Looks the leases up, applies `apply` to the valid ones in the same transaction and reports the
-   * rest. An expired lease found on the way is returned to queued at once.
+   * rest. An expired lease found on the way is returned to queued at once. Stepwise (WriteShape):
+   * the sweep of expired leases (which never touches a valid one) runs first, and `apply` is one
+   * statement, remembered once it has run.
    */
   private settleLeases(
     leaseIds: readonly string[],
@@ -304,8 +310,8 @@ export class SqliteStore implements Store {
         outcome.conflicts.push({ leaseId, reason: "lease_not_found" });
       }
     }
-    if (valid.length > 0) apply(valid.map((row) => row.rowid), nowMs, valid);
     if (sawExpired) this.sql.expireLeases.run(nowMs);
+    if (valid.length > 0) apply(valid.map((row) => row.rowid), nowMs, valid);
     if (kind) for (const row of valid) this.settled.remember(row.lease_id, kind, nowMs);
     return outcome;
   }
@@ -327,7 +333,7 @@ export class SqliteStore implements Store {
           nowMs,
         );
       }
-    }, "deferred");
+    }, "deferred", attempts.length <= 1 ? "stepwise" : "atomic");
   }
 
   listAttempts(filter: AttemptFilter): Promise<AttemptRecord[]> {
@@ -395,10 +401,10 @@ export class SqliteStore implements Store {
   }
 
   /** A hot-path write: joins the connection's next group commit. */
-  private runGrouped<T>(operation: string, work: (afterCommit: AfterCommit) => T, durability: Durability = "durable"): Promise<T> {
+  private runGrouped<T>(operation: string, work: (afterCommit: AfterCommit) => T, durability: Durability = "durable", shape: WriteShape = "atomic"): Promise<T> {
     return observed(this.observer, operation, async () => {
       this.conn.assertOpen();
-      return this.conn.grouped(work, durability);
+      return this.conn.grouped(work, durability, shape);
     });
   }
 
