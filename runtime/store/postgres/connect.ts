@@ -24,7 +24,7 @@ export async function connectPostgres(options: ConnectOptions): Promise<Sql> {
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(options.schema)) {
     throw new StoreError("invalid_argument", `postgres schema name ${JSON.stringify(options.schema)} must be a plain identifier`);
   }
-  const sql = postgres(options.dsn, { ...sessionOptions(options.schema), max: options.poolSize }) as unknown as Sql;
+  const sql = postgres(options.dsn, { ...sessionOptions(options.schema, options.dsn), max: options.poolSize }) as unknown as Sql;
   try {
     await migrate(sql, options.schema, options.nowMs);
     return sql;
@@ -40,7 +40,7 @@ export async function connectPostgres(options: ConnectOptions): Promise<Sql> {
  * connections only when first used, and a later flushed commit of any session flushes these too.
  */
 export function openDeferredPool(options: Omit<ConnectOptions, "nowMs">): Sql {
-  const session = sessionOptions(options.schema);
+  const session = sessionOptions(options.schema, options.dsn);
   return postgres(options.dsn, {
     ...session,
     connection: { ...session.connection, application_name: deferredApplicationName(options.schema), synchronous_commit: "off" },
@@ -53,9 +53,30 @@ export function deferredApplicationName(schema: string): string {
   return `spool:${schema}`.slice(0, 54) + "/deferred";
 }
 
+/**
+ * How long opening a session may take, handshake included, before the call waiting for it fails
+ * `unavailable`: 5 s, where the driver's default is 30. A database host that accepts connections
+ * but never answers (a hung server, a firewall that drops packets) then answers ingress and the
+ * Pull API with 503 in about 5 s, inside the timeout of senders such as GitHub (10 s) and of
+ * Kubernetes probes, rather than holding every request for half a minute. A `connect_timeout`
+ * in the DSN's query, or PGCONNECT_TIMEOUT, still decides (seconds, as libpq reads them).
+ */
+export const DEFAULT_CONNECT_TIMEOUT_S = 5;
+
+export function connectTimeoutOption(dsn: string): { connect_timeout?: number } {
+  let named = process.env.PGCONNECT_TIMEOUT !== undefined;
+  try {
+    named ||= new URL(dsn).searchParams.has("connect_timeout");
+  } catch {
+    // Not a URL (the driver reports that itself): the default applies.
+  }
+  return named ? {} : { connect_timeout: DEFAULT_CONNECT_TIMEOUT_S };
+}
+
 /** Options every session of the store uses, the pools' and the wake-up listener's. */
-export function sessionOptions(schema: string) {
+export function sessionOptions(schema: string, dsn: string) {
   return {
+    ...connectTimeoutOption(dsn),
     onnotice: () => {},
     // The schema in application_name lets an operator (and the fault tests) find this store's sessions.
     connection: { search_path: schema, application_name: `spool:${schema}`.slice(0, 63) } as Record<string, string>,

@@ -38,7 +38,7 @@ export class WakeListener {
       },
     };
     this.session = postgres(options.dsn, {
-      ...sessionOptions(options.schema),
+      ...sessionOptions(options.schema, options.dsn),
       ...notifications,
       max: 1,
       // Never end the session on purpose: an idle LISTEN is the point.
