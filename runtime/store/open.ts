@@ -56,6 +56,7 @@ async function openBackend(spec: StoreSpec, clock: Clock, observer: StoreObserve
         clock,
         observer,
         limits: spec,
+        trendSampleIntervalMs: spec.trendSampleIntervalMs,
       });
     default:
       throw new StoreError("invalid_argument", `unknown store backend ${String(spec.backend)}`);

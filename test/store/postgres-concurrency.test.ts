@@ -4,7 +4,9 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { systemClock, TestClock } from "../../runtime/clock.js";
+import { noopObserver } from "../../runtime/store/observer.js";
 import { openStore } from "../../runtime/store/open.js";
+import { PostgresStore } from "../../runtime/store/postgres/store.js";
 import type { Store } from "../../runtime/store/store.js";
 import { PgSchemas } from "../helpers/pg-schema.js";
 import { postgresTestDsn, reportSkipped } from "../helpers/skip.js";
@@ -15,7 +17,7 @@ const test = suite("postgres: several instances");
 const TOTAL = 5000;
 
 if (!dsn) {
-  reportSkipped("postgres: several instances", 2, "SPOOL_TEST_POSTGRES_DSN is not set");
+  reportSkipped("postgres: several instances", 3, "SPOOL_TEST_POSTGRES_DSN is not set");
   suite("postgres: several instances (skipped)").run();
 } else {
   const schemas = new PgSchemas(dsn, "spool_multi");
@@ -87,6 +89,29 @@ if (!dsn) {
       assert.equal((await polling).map((m) => m.id), ["across"]);
     } finally {
       await Promise.all([waiting.close(), writer.close()]);
+    }
+  });
+
+  test("instances capturing trends on one schema record one sample per interval, not one each", async () => {
+    const schema = schemas.next();
+    const clock = new TestClock();
+    const INTERVAL = 60_000;
+    // Opened directly: openStore's maintenance would capture at start on its own timer.
+    const instance = () =>
+      PostgresStore.open({ dsn: dsn!, schema, poolSize: 2, clock, observer: noopObserver, limits: {}, trendSampleIntervalMs: INTERVAL });
+    const [a, b] = [await instance(), await instance()];
+    try {
+      await a.enqueue([message("sampled")]);
+      const together = await Promise.all([a.captureTrendSample(), b.captureTrendSample(), a.captureTrendSample(), b.captureTrendSample()]);
+      assert.is(together.reduce((sum, n) => sum + n, 0), 1, "four captures at once record one sample row");
+      clock.advance(INTERVAL / 3);
+      assert.is(await b.captureTrendSample(), 0, "a capture a third of an interval later records nothing");
+      clock.advance(INTERVAL);
+      assert.is(await b.captureTrendSample(), 1, "the next interval's capture records its sample");
+      const captures = await schemas.admin.unsafe(`SELECT DISTINCT captured_at FROM "${schema}".trend_samples`);
+      assert.is(captures.length, 2);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
     }
   });
 

@@ -16,6 +16,7 @@ import {
   type TrendsRequest,
 } from "../store.js";
 import { validateLimit } from "../validate.js";
+import type { Sql, Tx } from "./connect.js";
 import type { PgContext, Row } from "./context.js";
 import * as q from "./queries.js";
 
@@ -88,11 +89,28 @@ export async function agingSummary(cx: PgContext, selector: Selector, states: re
 }
 
 /** Stores one sample per route/target with queued, leased or dead messages; returns how many. */
-export async function captureTrendSample(cx: PgContext): Promise<number> {
+/**
+ * Records one trend sample per (route, target), or one empty row when nothing is queued, leased or
+ * dead. Several instances share the schema and each captures on its own timer, so with `intervalMs`
+ * a capture that finds a sample younger than half the interval (another instance's) records none:
+ * a trend bucket then holds one sample per interval, not one per instance. The check and the insert
+ * run under an advisory lock of the schema, so two instances capturing together record one sample.
+ * Returns the rows recorded.
+ */
+export async function captureTrendSample(cx: PgContext, schema: string, intervalMs?: number): Promise<number> {
   const nowMs = cx.clock.now();
   await cx.expireLeases(nowMs);
+  if (!intervalMs || intervalMs <= 0) return insertTrendSample(cx.sql, nowMs);
+  return cx.sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext(${"spool-trend-sample:" + schema}))`;
+    const [recent] = await tx.unsafe("SELECT 1 FROM trend_samples WHERE captured_at > $1 LIMIT 1", [nowMs - intervalMs / 2], { prepare: true });
+    return recent ? 0 : insertTrendSample(tx, nowMs);
+  });
+}
+
+async function insertTrendSample(sql: Sql | Tx, nowMs: number): Promise<number> {
   // An empty queue still records that a capture happened, so trends can tell "empty" from "stale".
-  const rows: Row[] = await cx.sql.unsafe(
+  const rows: Row[] = await sql.unsafe(
     `WITH counts AS (
        SELECT route, target, count(*) FILTER (WHERE state = 'queued') AS queued,
               count(*) FILTER (WHERE state = 'leased') AS leased, count(*) FILTER (WHERE state = 'dead') AS dead

@@ -60,6 +60,11 @@ export interface PostgresStoreDeps {
   clock: Clock;
   observer: StoreObserver;
   limits: StoreLimits;
+  /**
+   * The trend capture interval of every instance sharing the schema (StoreSchedule). With it, a
+   * capture finding another instance's sample younger than half of it records none of its own.
+   */
+  trendSampleIntervalMs?: number;
 }
 
 export class PostgresStore implements Store {
@@ -185,7 +190,7 @@ export class PostgresStore implements Store {
   }
 
   captureTrendSample(): Promise<number> {
-    return this.run("capture_trend_sample", () => analytics.captureTrendSample(this.cx));
+    return this.run("capture_trend_sample", () => analytics.captureTrendSample(this.cx, this.deps.schema, this.deps.trendSampleIntervalMs));
   }
 
   trends(request: TrendsRequest): Promise<TrendsReport> {
