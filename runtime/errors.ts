@@ -47,6 +47,7 @@ export const ERROR_STATUS = {
   // reference-behaviour.md §2 rows 30, 31 and 34: codes beyond the spec's tables that Spool keeps.
   route_not_found: 404,
   target_unresolvable: 400,
+  managed_target_mismatch: 400,
   invalid_payload_b64: 400,
   invalid_received_at: 400,
   invalid_next_run_at: 400,

@@ -41,14 +41,20 @@ export function headersBytes(headers: Readonly<Record<string, string>>): number 
 }
 
 /**
- * Rule 2: a given target must be one of the route's; without one, a single-target route resolves
- * itself and a multi-target route is 400 target_unresolvable.
+ * Rule 2: a given target must be one of the route's (else `unknownCode`: target_unresolvable on
+ * global publish, managed_target_mismatch on an endpoint's); without one, a single-target route
+ * resolves itself and a multi-target route is 400 target_unresolvable.
  */
-export function resolveTarget(route: Route, target: string | undefined, itemIndex: number): string {
+export function resolveTarget(
+  route: Route,
+  target: string | undefined,
+  itemIndex: number,
+  unknownCode: "target_unresolvable" | "managed_target_mismatch" = "target_unresolvable",
+): string {
   const targets = routeTargets(route);
   if (target !== undefined) {
     if (!targets.includes(target)) {
-      throw apiError("target_unresolvable", `route ${route.path} has no target ${JSON.stringify(target)}; its targets are ${targets.join(", ")}`, { itemIndex });
+      throw apiError(unknownCode, `route ${route.path} has no target ${JSON.stringify(target)}; its targets are ${targets.join(", ")}`, { itemIndex });
     }
     return target;
   }

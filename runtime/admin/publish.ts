@@ -27,13 +27,12 @@ const ITEM_FIELDS = {
 const GLOBAL_SCHEMA = {
   items: { type: "object[]", required: true, of: { ...ITEM_FIELDS, route: { type: "string" }, target: { type: "string" } } },
 } as const;
-// Scoped items carry only id, payload_b64 and headers (spec "Publish item"). The selector fields
-// are parsed only to be refused with selector_scope_forbidden naming the item: the path decides
-// route and target. Anything else is an unknown field (invalid_body).
-const SCOPED_ITEM_SELECTORS = {
-  ...SCOPED_SELECTOR_FIELDS,
-  target: "target is resolved from the endpoint's route and may not be given",
-} as const;
+// Scoped items carry id, payload_b64 and headers (spec "Publish item"); route, application and
+// endpoint_name are parsed only to be refused with selector_scope_forbidden naming the item, since
+// the path decides them. `target` picks one of the endpoint's targets: it is needed where the
+// endpoint's route delivers to several (as on global publish), may repeat a single target, and is
+// 400 managed_target_mismatch when the endpoint has no such target (reference-behaviour §2 row 31).
+// Anything else is an unknown field (invalid_body).
 const SCOPED_SCHEMA = {
   items: {
     type: "object[]",
@@ -89,7 +88,7 @@ export function scopedPublish(): MutationHandler {
       const nowMs = request.deps.clock.now();
       const messages = items.map((item, index) => {
         refuseSelectorFields(item, index);
-        return buildMessage(item, route, resolveTarget(route, undefined, index), index, nowMs);
+        return buildMessage(item, route, resolveTarget(route, item.target, index, "managed_target_mismatch"), index, nowMs);
       });
       const scope = { application: endpoint.application, endpoint_name: endpoint.endpointName, route: route.path };
       return publishBatch(request.deps, messages, "managed", scope);
@@ -98,7 +97,7 @@ export function scopedPublish(): MutationHandler {
 }
 
 function refuseSelectorFields(item: Record<string, unknown>, itemIndex: number): void {
-  for (const [field, detail] of Object.entries(SCOPED_ITEM_SELECTORS)) {
+  for (const [field, detail] of Object.entries(SCOPED_SELECTOR_FIELDS)) {
     if (item[field] !== undefined) throw apiError("selector_scope_forbidden", detail, { itemIndex });
   }
 }

@@ -167,6 +167,21 @@ for (const backend of ["sqlite", "memory"] as Backend[]) {
     assert.is(await counter(h, "scopedAccepted"), 2);
   });
 
+  publish("endpoint-scoped publish to a multi-target endpoint: each item names one of its targets", async (context) => {
+    const h = await start(context);
+    const reply = await h.request("POST", "/applications/shop/endpoints/multi/messages/publish", {
+      body: { items: [{ id: "m1", payload_b64: "", target: "https://e.example/in" }, { id: "m2", payload_b64: "", target: "https://d.example/in" }] },
+    });
+    assert.equal([reply.status, reply.body.ids], [200, ["m1", "m2"]]);
+    const stored = await h.store.getMessages(["m1", "m2"]);
+    assert.equal(stored.map((m) => [m.id, m.route, m.target]).sort(), [
+      ["m1", "/multi", "https://e.example/in"],
+      ["m2", "/multi", "https://d.example/in"],
+    ]);
+    const single = await h.request("POST", "/applications/shop/endpoints/billing/messages/publish", { body: { items: [{ id: "s1", payload_b64: "", target: "pull" }] } });
+    assert.equal([single.status, single.body.ids], [200, ["s1"]], "a single-target endpoint accepts its own target named");
+  });
+
   publish("endpoint-scoped publish refusals", async (context) => {
     const h = await start(context);
     const ok = { id: "x", payload_b64: b64("x") };
@@ -176,7 +191,8 @@ for (const backend of ["sqlite", "memory"] as Backend[]) {
       ["/applications/shop/endpoints/off/messages/publish", [ok], 403, "route_publish_disabled"],
       ["/applications/shop/endpoints/multi/messages/publish", [ok], 400, "target_unresolvable"],
       ["/applications/shop/endpoints/billing/messages/publish", [{ ...ok, route: "/billing" }], 400, "selector_scope_forbidden"],
-      ["/applications/shop/endpoints/billing/messages/publish", [{ ...ok, target: "pull" }], 400, "selector_scope_forbidden"],
+      ["/applications/shop/endpoints/billing/messages/publish", [{ ...ok, target: "https://d.example/in" }], 400, "managed_target_mismatch"],
+      ["/applications/shop/endpoints/multi/messages/publish", [{ ...ok, target: "https://f.example/in" }], 400, "managed_target_mismatch"],
       ["/applications/shop/endpoints/billing/messages/publish", [{ ...ok, endpoint_name: "billing" }], 400, "selector_scope_forbidden"],
       ["/applications/shop/endpoints/billing/messages/publish", [{ ...ok, received_at: "2024-01-01T00:00:00Z" }], 400, "invalid_body"],
     ];
