@@ -77,7 +77,9 @@ export function deleteEndpointMapping(): MutationHandler {
     tool: "management_endpoint_delete",
     async run(request) {
       refuseQuery(request);
-      const { application, endpoint_name: endpointName } = checkedLabels(request);
+      // No label check: a name no endpoint could have names no endpoint, so it is 404 like any
+      // other unknown one (DECISIONS.md "Settled details"); only a PUT, which creates, checks it.
+      const { application, endpoint_name: endpointName } = request.params;
       parseStrictJson(await request.body(), {}, { allowEmpty: true });
       const { deps } = request;
       return withConfigLock(deps, async () => {

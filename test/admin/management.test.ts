@@ -216,6 +216,10 @@ management("DELETE removes the labels and answers the removed endpoint", async (
   assert.equal((h.audits[0].metadata as { outcome: string }).outcome, "deleted");
   const again = await h.request("DELETE", "/applications/shop/endpoints/orders");
   assert.equal([again.status, again.body.code], [404, "managed_endpoint_not_found"]);
+  for (const path of ["/applications/bad%20name/endpoints/x", "/applications/-x/endpoints/y", "/applications/shop/endpoints/-z"]) {
+    const unknown = await h.request("DELETE", path);
+    assert.equal([unknown.status, unknown.body.code], [404, "managed_endpoint_not_found"], `${path}: a name no endpoint can have is not found`);
+  }
 });
 
 management("DELETE refuses while the route has queued messages and leaves the file alone", async (context) => {
