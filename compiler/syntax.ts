@@ -103,8 +103,13 @@ function utcMs(year: number, monthIndex: number, day: number, hour = 0, minute =
   return date.getTime();
 }
 
-/** Epoch ms of an RFC 3339 timestamp, or undefined when the text is not one (calendar-checked). */
-export function parseRfc3339Ms(text: string): number | undefined {
+/**
+ * Epoch ms of an RFC 3339 timestamp, or undefined when the text is not one (calendar-checked).
+ * Digits below the millisecond round down, or with `round: "up"` up: an exclusive upper bound
+ * (`before`) compared with whole-millisecond times must round up, so that `…02.0001Z` keeps what
+ * was received at `…02.000Z`, which is before it.
+ */
+export function parseRfc3339Ms(text: string, round: "down" | "up" = "down"): number | undefined {
   const m = RFC3339.exec(text);
   if (!m) return undefined;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
@@ -118,7 +123,8 @@ export function parseRfc3339Ms(text: string): number | undefined {
     if (oh > 23 || om > 59) return undefined;
     offsetMin = (m[9] === "-" ? -1 : 1) * (oh * 60 + om);
   }
-  const fractionMs = m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0;
+  const nanos = m[7] ? Number(m[7].slice(1).padEnd(9, "0")) : 0;
+  const fractionMs = Math.floor(nanos / 1_000_000) + (round === "up" && nanos % 1_000_000 > 0 ? 1 : 0);
   const epochMs = utcMs(year, month - 1, day, hour, minute, Math.min(second, 59)) + fractionMs - offsetMin * 60_000;
   // An offset can carry a written year 0000 or 9999 past the years RFC 3339 can write in UTC, the
   // form every answer uses: such an instant could never be printed back or asked about.

@@ -108,7 +108,7 @@ function decodeFilter(op: FilterOp, body: { target?: string; state?: string; bef
   }
   let beforeMs: number | undefined;
   if (body.before !== undefined) {
-    beforeMs = parseRfc3339Ms(body.before);
+    beforeMs = parseRfc3339Ms(body.before, "up");
     if (beforeMs === undefined) throw apiError("invalid_body", `before must be an RFC 3339 timestamp, got ${JSON.stringify(body.before)}`);
   }
   const limit = body.limit ?? DEFAULT_LIST_LIMIT;

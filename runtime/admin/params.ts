@@ -60,10 +60,11 @@ export class QueryReader {
     return limit;
   }
 
-  instant(name: string): number | undefined {
+  /** `round: "up"` for an exclusive upper bound such as `before` (parseRfc3339Ms). */
+  instant(name: string, round: "down" | "up" = "down"): number | undefined {
     const value = this.params.get(name);
     if (value === null) return undefined;
-    const ms = parseRfc3339Ms(value);
+    const ms = parseRfc3339Ms(value, round);
     if (ms === undefined) throw invalidQuery(`${name} must be an RFC 3339 timestamp, got ${JSON.stringify(value)}`);
     return ms;
   }

@@ -46,7 +46,7 @@ function messageFilter(query: QueryReader, route: string | undefined, state: () 
     route,
     target: query.string("target"),
     state: state(),
-    beforeMs: query.instant("before"),
+    beforeMs: query.instant("before", "up"),
     limit: query.limit(),
     includePayload: query.flag("include_payload"),
     includeHeaders: query.flag("include_headers"),
@@ -66,7 +66,7 @@ export async function listAttempts(request: AdminRequest): Promise<unknown> {
     target: query.string("target"),
     messageId: query.string("event_id"),
     outcome: query.oneOf("outcome", ATTEMPT_OUTCOMES),
-    beforeMs: query.instant("before"),
+    beforeMs: query.instant("before", "up"),
     limit: query.limit(),
   });
   return { items: records.map(attemptItem) };

@@ -52,6 +52,18 @@ for (const backend of ["sqlite", "memory"] as Backend[]) {
     assert.equal(dead.body.items.map((i: any) => i.id), ["o-old"]);
   });
 
+  reads("before keeps what was received in its own millisecond when it has digits below the millisecond", async ({ h }) => {
+    const midMs = h.clock.now() - 2 * MINUTE;
+    const at = new Date(midMs).toISOString();
+    const listed = async (before: string) =>
+      (await h.request("GET", `/messages?route=/orders&before=${encodeURIComponent(before)}`)).body.items.map((i: any) => i.id);
+    assert.equal(await listed(at), ["o-old"], "received at the bound itself is not before it");
+    assert.equal(await listed(at.replace("Z", "0001Z")), ["o-mid", "o-old"], "…000.0001 is after …000");
+    assert.equal(await listed(at.replace("Z", "999999Z")), ["o-mid", "o-old"]);
+    const preview = await h.request("POST", "/messages/cancel_by_filter", { body: { route: "/orders", state: "leased", before: at.replace("Z", "0001Z"), preview_only: true } });
+    assert.equal([preview.status, preview.body.matched], [200, 1], "the filter body's before rounds the same way (o-mid is the leased one)");
+  });
+
   reads("GET /messages with a managed selector lists that endpoint's route only", async ({ h }) => {
     const reply = await h.request("GET", "/messages?application=shop&endpoint_name=billing");
     assert.equal(reply.body.items.map((i: any) => i.id), ["b-1"]);

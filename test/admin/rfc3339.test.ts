@@ -20,6 +20,16 @@ test("offsets, fractions and the calendar", () => {
   assert.is(parseRfc3339Ms("2026-11-23 10:00:00Z"), Date.parse("2026-11-23T10:00:00Z"));
 });
 
+test("digits below the millisecond round down, or up for an exclusive bound", () => {
+  const base = Date.parse("2026-01-01T00:00:02Z");
+  assert.is(parseRfc3339Ms("2026-01-01T00:00:02.0001Z"), base);
+  assert.is(parseRfc3339Ms("2026-01-01T00:00:02.0001Z", "up"), base + 1);
+  assert.is(parseRfc3339Ms("2026-01-01T00:00:02.291Z", "up"), base + 291, "whole milliseconds do not move");
+  assert.is(parseRfc3339Ms("2026-01-01T00:00:02.291000000Z", "up"), base + 291);
+  assert.is(parseRfc3339Ms("2026-01-01T00:00:02.999999999Z"), base + 999);
+  assert.is(parseRfc3339Ms("2026-01-01T00:00:02.999999999Z", "up"), base + 1000);
+});
+
 test("instants outside the years 0000–9999 in UTC are refused, however the offset wrote them", () => {
   assert.is(parseRfc3339Ms("9999-12-31T23:59:59-23:59"), undefined);
   assert.is(parseRfc3339Ms("0000-01-01T00:00:00+00:01"), undefined);
