@@ -4,7 +4,7 @@ import { parseStrictJson } from "../http/json.js";
 import { LIFECYCLE_FROM_STATES, MAX_IDS_PER_CALL, MAX_LIST_LIMIT, type LifecycleOp, type MessageState } from "../store/store.js";
 import { apiError } from "../errors.js";
 import type { AuditScope } from "./audit-record.js";
-import { DEFAULT_LIST_LIMIT, QueryReader, parseRfc3339Ms } from "./params.js";
+import { DEFAULT_LIST_LIMIT, parseRfc3339Ms, refuseQuery } from "./params.js";
 import type { AdminRequest, MutationHandler } from "./request.js";
 import { SCOPED_SELECTOR_FIELDS, chooseSelector, enforceManagedSelector, requireEndpoint, selectedRoute, type ManagedEndpoint } from "./selectors.js";
 
@@ -145,7 +145,4 @@ function scopeOf(endpoint: ManagedEndpoint): AuditScope {
   return { application: endpoint.application, endpoint_name: endpoint.endpointName, route: endpoint.route.path };
 }
 
-/** Mutations take everything from the body; a query string is a client mistake worth naming. */
-export function refuseQuery(request: AdminRequest): void {
-  new QueryReader(request.query, []);
-}
+

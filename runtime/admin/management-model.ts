@@ -2,6 +2,7 @@
 // projection", "Management model"; clarification 43 for the counts). Pure functions of the config.
 import { routeTargets, type Route, type SpoolConfig } from "../../compiler/ir.js";
 import { apiError } from "../errors.js";
+import { refuseQuery } from "./params.js";
 import type { AdminRequest } from "./request.js";
 import { labelledRoutes, requireEndpoint } from "./selectors.js";
 
@@ -68,21 +69,25 @@ export function managementModel(config: SpoolConfig) {
 }
 
 export async function getModel(request: AdminRequest): Promise<unknown> {
+  refuseQuery(request);
   return managementModel(request.config);
 }
 
 export async function getApplications(request: AdminRequest): Promise<unknown> {
+  refuseQuery(request);
   const applications = groupApplications(request.config);
   return { applications: [...applications.entries()].map(([name, endpoints]) => ({ name, path_count: endpoints.length })) };
 }
 
 export async function getApplicationEndpoints(request: AdminRequest): Promise<unknown> {
+  refuseQuery(request);
   const endpoints = groupApplications(request.config).get(request.params.application);
   if (!endpoints) throw apiError("managed_endpoint_not_found", `no application ${JSON.stringify(request.params.application)}`);
   return { endpoints };
 }
 
 export async function getEndpoint(request: AdminRequest): Promise<unknown> {
+  refuseQuery(request);
   const endpoint = requireEndpoint(request.config, request.params.application, request.params.endpoint_name);
   return projectEndpoint(request.config, endpoint.route);
 }

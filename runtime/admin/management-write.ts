@@ -8,7 +8,7 @@ import { routeTargets, type Route } from "../../compiler/ir.js";
 import { apiError } from "../errors.js";
 import { parseStrictJson } from "../http/json.js";
 import type { AdminDeps } from "./deps.js";
-import { refuseQuery } from "./lifecycle.js";
+import { refuseQuery } from "./params.js";
 import { projectEndpoint, type EndpointProjection } from "./management-model.js";
 import type { AdminRequest, MutationHandler, MutationResult } from "./request.js";
 import { findEndpoint, findRoute, isLabelled } from "./selectors.js";

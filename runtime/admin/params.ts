@@ -105,3 +105,11 @@ export function invalidQuery(detail: string) {
 export function invalidBody(detail: string, code: ErrorCode = "invalid_body") {
   return apiError(code, detail);
 }
+
+/**
+ * For endpoints that take no query parameters (mutations take everything from the body, the
+ * management model reads nothing): any parameter is a client mistake worth naming (400 invalid_query).
+ */
+export function refuseQuery(request: { readonly query: URLSearchParams }): void {
+  new QueryReader(request.query, []);
+}

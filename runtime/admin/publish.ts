@@ -11,7 +11,7 @@ import { parseStrictJson } from "../http/json.js";
 import { MAX_ENQUEUE_BATCH, type NewMessage } from "../store/store.js";
 import type { AuditScope } from "./audit-record.js";
 import type { AdminDeps } from "./deps.js";
-import { refuseQuery } from "./lifecycle.js";
+import { refuseQuery } from "./params.js";
 import { buildMessage, resolveTarget } from "./publish-item.js";
 import type { AdminRequest, MutationHandler, MutationResult } from "./request.js";
 import { SCOPED_SELECTOR_FIELDS, findRoute, isLabelled, requireEndpoint } from "./selectors.js";

@@ -119,6 +119,10 @@ management("GET /applications, /applications/{a}/endpoints and one endpoint; unk
     const reply = await h.request("GET", path);
     assert.equal([reply.status, reply.body.code], [404, "managed_endpoint_not_found"], path);
   }
+  for (const path of ["/management/model?limit=5", "/applications?x=1", "/applications/shop/endpoints?route=/a", "/applications/shop/endpoints/orders?verbose"]) {
+    const reply = await h.request("GET", path);
+    assert.equal([reply.status, reply.body.code], [400, "invalid_query"], `${path}: these reads take no query parameters`);
+  }
 });
 
 management("PUT creates a mapping: only label lines change, comments stay, the file validates and the change is live", async (context) => {
