@@ -114,6 +114,10 @@ export function createMetrics(options: MetricsOptions) {
     adaptiveBackpressure: counter("spool_ingress_adaptive_backpressure_total", "Adaptive backpressure trips by reason.", ["reason"]),
     adaptiveBackpressureApplied: counter("spool_ingress_adaptive_backpressure_applied_total", "Ingress requests refused by adaptive backpressure."),
   };
+  // The refusals the spec names (webhook-queue.md "Metrics": memory_pressure, queue_full and
+  // adaptive_backpressure, each 503 on ingress) are exported at 0 from the start, so an alert on
+  // their rate has a series to read before the first refusal, as the reference exports them.
+  for (const reason of ["memory_pressure", "queue_full", "adaptive_backpressure"]) ingress.rejectedByReason.inc({ reason, status: "503" }, 0);
 
   const delivery = {
     attempts: counter("spool_delivery_attempts_total", "Push and exec delivery attempts."),

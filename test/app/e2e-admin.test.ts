@@ -412,6 +412,8 @@ test("every code of the README's API error table that a Spoolfile can provoke an
     invalid_received_at: () => publish(main.admin, [item("e-5", "/hooks/pub", { received_at: "2024-13-01T00:00:00Z" })]),
     invalid_next_run_at: () => publish(main.admin, [item("e-6", "/hooks/pub", { next_run_at: "soon" })]),
     selector_scope_forbidden: () => main.admin("/applications/shop/endpoints/orders/messages?route=/hooks/orders"),
+    managed_target_mismatch: () =>
+      main.admin("/applications/shop/endpoints/orders/messages/publish", { body: { items: [{ id: "e-13", payload_b64: b64("x"), target: "https://elsewhere.example/in" }] } }),
     unauthorized: () => main.admin("/messages", { token: null }),
     forbidden: () => pullCall(`${main.urls.pull}/tokened`, "dequeue", "pull-token", {}),
     route_publish_disabled: () => publish(main.admin, [item("e-7", "/hooks/closed")]),

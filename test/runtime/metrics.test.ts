@@ -185,6 +185,15 @@ exposition("a failing snapshot is reported and the queue gauges read NaN, not th
 
 const handles = suite("metric handles");
 
+handles("the refusals the spec names are exported at 0 before the first one", async () => {
+  for (const backend of ["sqlite", "memory", "postgres"] as const) {
+    const text = await metricsFor(backend).registry.metrics();
+    for (const reason of ["memory_pressure", "queue_full", "adaptive_backpressure"]) {
+      assert.match(text, new RegExp(`^spool_ingress_rejected_by_reason_total\\{reason="${reason}",status="503"\\} 0$`, "m"), `${backend}: ${reason}`);
+    }
+  }
+});
+
 handles("typed handles and helpers count what they say", async () => {
   const metrics = metricsFor("sqlite");
   metrics.ingress.accepted.inc();
