@@ -1,7 +1,7 @@
 import { formatSpan, type Directive, type Span } from "../grammar/index.js";
 import type { CompiledRoute } from "./blocks/route.js";
 import { spanOf, type CompileContext } from "./context.js";
-import type { AdminApiConfig, Backend, IngressConfig, ListenAddress, ObservabilityConfig, PullApiConfig } from "./ir.js";
+import type { AdminApiConfig, Backend, IngressConfig, ListenAddress, ObservabilityConfig, PullApiConfig, TlsConfig } from "./ir.js";
 import { pathCovers } from "./syntax.js";
 import { isLoopbackHost } from "./values.js";
 
@@ -85,12 +85,12 @@ function checkListeners(cx: CompileContext, input: CheckInput): void {
   const { ingress, pullApi, adminApi, observability } = input;
   // A listener left at its default has no block to point at; the file's start stands in.
   const at = (block: string) => blockSpan(cx, input, block);
-  const listeners: { name: string; block: string; listen: ListenAddress; prefix: string | null }[] = [
-    { name: "ingress", block: "ingress", listen: ingress.listen, prefix: null },
-    { name: "pull_api", block: "pull_api", listen: pullApi.listen, prefix: pullApi.prefix },
-    { name: "admin_api", block: "admin_api", listen: adminApi.listen, prefix: adminApi.prefix },
+  const listeners: { name: string; block: string; listen: ListenAddress; prefix: string | null; tls: TlsConfig | null }[] = [
+    { name: "ingress", block: "ingress", listen: ingress.listen, prefix: null, tls: ingress.tls },
+    { name: "pull_api", block: "pull_api", listen: pullApi.listen, prefix: pullApi.prefix, tls: pullApi.tls },
+    { name: "admin_api", block: "admin_api", listen: adminApi.listen, prefix: adminApi.prefix, tls: adminApi.tls },
   ];
-  if (observability.metrics.enabled) listeners.push({ name: "metrics", block: "observability", listen: observability.metrics.listen, prefix: null });
+  if (observability.metrics.enabled) listeners.push({ name: "metrics", block: "observability", listen: observability.metrics.listen, prefix: null, tls: null });
   for (let i = 0; i < listeners.length; i++) {
     for (let j = i + 1; j < listeners.length; j++) {
       const a = listeners[i];
@@ -103,6 +103,10 @@ function checkListeners(cx: CompileContext, input: CheckInput): void {
       if (a.name === "metrics" || b.name === "metrics") {
         cx.error(at(b.block), `metrics must have its own listener; ${a.name} already uses ${a.listen.address}`);
         continue;
+      }
+      // One socket speaks one protocol: TLS or not, with one certificate and one client policy.
+      if (JSON.stringify(a.tls) !== JSON.stringify(b.tls)) {
+        cx.error(at(b.block), `${b.name} shares ${a.listen.address} with ${a.name}: a shared listener needs the same tls block in both (or none)`);
       }
       // Shared listener: the APIs are told apart by prefix (reference-behaviour §1.3).
       const prefixes = [a, b].filter((l) => l.prefix !== null) as { name: string; block: string; prefix: string }[];

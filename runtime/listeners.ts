@@ -3,9 +3,10 @@
 // listener"); each request then goes to the mount with the longest matching prefix, ingress
 // (no prefix) taking what is left. Metrics always has a listener of its own.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ListenAddress, SpoolConfig } from "../compiler/ir.js";
+import type { ListenAddress, SpoolConfig, TlsConfig } from "../compiler/ir.js";
 import { apiError } from "./errors.js";
 import { createHttpServer, type HttpListener, type HttpServerOptions } from "./http/server.js";
+import { loadListenerTls } from "./http/tls.js";
 import type { AccessLogger } from "./observability/access-log.js";
 
 export type MountName = "ingress" | "pull" | "admin";
@@ -20,20 +21,22 @@ export interface MountPlan {
 
 export interface ListenerPlan {
   readonly listen: ListenAddress;
+  /** The mounts' tls block; the compiler makes mounts sharing an address agree on it. */
+  readonly tls: TlsConfig | null;
   /** Longest prefix first, so dispatch takes the first that matches. */
   readonly mounts: readonly MountPlan[];
 }
 
 /** Groups the three API listeners by identical address; throws when shared prefixes overlap. */
 export function planListeners(config: SpoolConfig): ListenerPlan[] {
-  const wanted: { name: MountName; listen: ListenAddress; prefix: string }[] = [
-    { name: "ingress", listen: config.ingress.listen, prefix: "" },
-    { name: "pull", listen: config.pullApi.listen, prefix: config.pullApi.prefix },
-    { name: "admin", listen: config.adminApi.listen, prefix: config.adminApi.prefix },
+  const wanted: { name: MountName; listen: ListenAddress; prefix: string; tls: TlsConfig | null }[] = [
+    { name: "ingress", listen: config.ingress.listen, prefix: "", tls: config.ingress.tls },
+    { name: "pull", listen: config.pullApi.listen, prefix: config.pullApi.prefix, tls: config.pullApi.tls },
+    { name: "admin", listen: config.adminApi.listen, prefix: config.adminApi.prefix, tls: config.adminApi.tls },
   ];
-  const byAddress = new Map<string, { listen: ListenAddress; mounts: MountPlan[] }>();
-  for (const { name, listen, prefix } of wanted) {
-    const group = byAddress.get(listen.address) ?? { listen, mounts: [] };
+  const byAddress = new Map<string, { listen: ListenAddress; tls: TlsConfig | null; mounts: MountPlan[] }>();
+  for (const { name, listen, prefix, tls } of wanted) {
+    const group = byAddress.get(listen.address) ?? { listen, tls, mounts: [] };
     for (const other of group.mounts) {
       if (prefixesOverlap(other.prefix, prefix)) {
         throw new Error(`${name} and ${other.name} share ${listen.address} with overlapping prefixes ${JSON.stringify(prefix)} and ${JSON.stringify(other.prefix)}`);
@@ -42,8 +45,9 @@ export function planListeners(config: SpoolConfig): ListenerPlan[] {
     group.mounts.push({ name, prefix });
     byAddress.set(listen.address, group);
   }
-  return [...byAddress.values()].map(({ listen, mounts }) => ({
+  return [...byAddress.values()].map(({ listen, tls, mounts }) => ({
     listen,
+    tls,
     mounts: [...mounts].sort((a, b) => b.prefix.length - a.prefix.length),
   }));
 }
@@ -86,6 +90,7 @@ export async function startListeners(plans: readonly ListenerPlan[], options: St
         // Requests the server answers itself are logged under the mount their path falls in.
         ...(accessLog ? { onServerAnswer: (req: IncomingMessage, res: ServerResponse) => accessLog.track(req, res, mountFor(plan, requestPath(req.url ?? "/")).name) } : {}),
       };
+      if (plan.tls) http.tls = loadListenerTls(plan.tls, plan.mounts.map((mount) => mount.name).join("/"));
       const server = createHttpServer(dispatcher(plan, options), http);
       const listener = await server.listen({ host: plan.listen.host === "" ? undefined : plan.listen.host, port: plan.listen.port });
       running.push({ plan, listener });

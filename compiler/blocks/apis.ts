@@ -128,7 +128,21 @@ export function compileTls(cx: CompileContext, d: Directive, where: string): Tls
     },
   });
   if (!out.certFile || !out.keyFile) return cx.error(spanOf(d), `${where}: cert_file and key_file are both required`);
-  return out;
+  if ((out.clientAuth === "verify_if_given" || out.clientAuth === "require_and_verify") && out.clientCaFile === null) {
+    return cx.error(spanOf(d), `${where}: client_auth ${out.clientAuth} verifies client certificates and needs client_ca, the CA bundle to verify them against`);
+  }
+  // Paths are relative to the Spoolfile, as `file:` secret sources are. The key is a secret: a file
+  // that cannot be read stops `spool run` and is a warning for `config validate`.
+  const files = { certFile: out.certFile, keyFile: out.keyFile, clientCaFile: out.clientCaFile };
+  for (const [name, path] of [["cert_file", files.certFile], ["key_file", files.keyFile], ["client_ca", files.clientCaFile]] as const) {
+    if (path !== null && cx.readFile(path) === undefined) cx.secretProblem(spanOf(d), `${where}: ${name} ${path} cannot be read`);
+  }
+  return {
+    certFile: cx.resolvePath(out.certFile),
+    keyFile: cx.resolvePath(out.keyFile),
+    clientCaFile: out.clientCaFile === null ? null : cx.resolvePath(out.clientCaFile),
+    clientAuth: out.clientAuth,
+  };
 }
 
 // rate_limit { rps <float>; burst <int> } — burst defaults to ceil(rps), at least 1.

@@ -1,10 +1,13 @@
 // node:http listeners with explicit timeouts, a catch-all for handler failures and graceful close.
-import { createServer, ServerResponse, type IncomingMessage, type Server } from "node:http";
+import { createServer, ServerResponse, type IncomingMessage, type Server, type ServerOptions } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import { apiError, toApiError } from "../errors.js";
 import { parseListenAddress, type ListenAddress } from "./address.js";
 import { deferContinue } from "./body.js";
 import { sendError } from "./respond.js";
+import type { ListenerTls } from "./tls.js";
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
@@ -23,6 +26,8 @@ export interface HttpServerOptions {
   onClientError?: (status: number, code: string) => void;
   /** Called with each request the server answers itself, before any handler (no Host, an unsupported Expect): for the access log. */
   onServerAnswer?: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Serve HTTPS with this certificate and client policy (http/tls.ts); plain HTTP without. */
+  tls?: ListenerTls;
 }
 
 export interface HttpListener {
@@ -62,18 +67,27 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   // Node checks the headers/request timeouts on this interval (default 30 s), which would let a
   // slow client hold a socket far beyond headersTimeoutMs.
   const connectionsCheckingInterval = Math.max(50, Math.min(1_000, Math.floor(options.headersTimeoutMs / 4)));
-  const server = createServer(
-    {
-      headersTimeout: options.headersTimeoutMs,
-      requestTimeout: options.requestTimeoutMs,
-      keepAliveTimeout: options.keepAliveTimeoutMs,
-      maxHeaderSize: options.maxHeaderSize,
-      connectionsCheckingInterval,
-      // Checked in the listener below, so the refusal is JSON like every other (Node's own 400 has no body).
-      requireHostHeader: false,
-    },
-    listener,
-  );
+  const httpOptions: ServerOptions = {
+    headersTimeout: options.headersTimeoutMs,
+    requestTimeout: options.requestTimeoutMs,
+    keepAliveTimeout: options.keepAliveTimeoutMs,
+    maxHeaderSize: options.maxHeaderSize,
+    connectionsCheckingInterval,
+    // Checked in the listener below, so the refusal is JSON like every other (Node's own 400 has no body).
+    requireHostHeader: false,
+  };
+  // An https.Server is an http.Server behind a TLS handshake: the same requests, events and
+  // timeouts, so the rest of this module handles both alike (hence the cast to the http type).
+  const tls = options.tls;
+  const server: Server = tls ? (createHttpsServer({ ...httpOptions, ...tls.options }, listener) as unknown as Server) : createServer(httpOptions, listener);
+  if (tls) {
+    server.on("secureConnection", (socket: TLSSocket) => {
+      if (!tls.admits(socket)) socket.destroy();
+    });
+    // A failed handshake (plain HTTP sent to this port, an untrusted client certificate) ends
+    // there; the event only needs a listener so that it is not reported as unhandled.
+    server.on("tlsClientError", (_error: Error, socket: TLSSocket) => socket.destroy());
+  }
   function listener(req: IncomingMessage, res: ServerResponse): void {
     const socket = req.socket;
     inFlight.set(socket, res);

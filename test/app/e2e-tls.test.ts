@@ -1,0 +1,101 @@
+// `tls { }` on the built `spool run`: ingress over HTTPS, a Pull API that requires client
+// certificates its client_ca vouches for, certificate paths relative to the Spoolfile, and a
+// certificate that cannot be read stopping the start with its file:line:col (never plain HTTP).
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { request } from "node:https";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { repoPath } from "../helpers/repo.js";
+import { makeTempDir } from "../helpers/temp-dir.js";
+import { freePort, spawnSpool, stopSpool, waitHealthy, type SpoolProcess } from "./helpers/spool-process.js";
+
+const test = suite("spool run: TLS listeners");
+const temp = makeTempDir("e2e-tls");
+const ca = readFileSync(repoPath("fixtures", "tls", "ca.pem"));
+const clientCert = { cert: readFileSync(repoPath("fixtures", "tls", "client.pem")), key: readFileSync(repoPath("fixtures", "tls", "client.key")) };
+let proc: SpoolProcess;
+let ports: { ingress: number; pull: number; admin: number };
+
+function spoolfile(certFile: string): string {
+  return `ingress {
+  listen 127.0.0.1:${ports.ingress}
+  tls {
+    cert_file ${certFile}
+    key_file tls/server.key
+  }
+}
+pull_api {
+  listen 127.0.0.1:${ports.pull}
+  auth token raw:pull-token
+  tls {
+    cert_file tls/server.pem
+    key_file tls/server.key
+    client_ca tls/ca.pem
+    client_auth require_and_verify
+  }
+}
+admin_api { listen 127.0.0.1:${ports.admin} }
+/hooks/a { pull { path /a } }
+`;
+}
+
+/** Status and body of an HTTPS POST, or "refused" when the connection failed. */
+function post(port: number, path: string, body: string, extra: { cert?: Buffer; key?: Buffer; token?: string } = {}): Promise<{ status: number; body: string } | "refused"> {
+  return new Promise((resolve) => {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (extra.token) headers.authorization = `Bearer ${extra.token}`;
+    const req = request({ host: "127.0.0.1", port, path, method: "POST", ca, agent: false, headers, cert: extra.cert, key: extra.key }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      res.on("error", () => resolve("refused"));
+    });
+    req.on("error", () => resolve("refused"));
+    req.end(body);
+  });
+}
+
+test.before(async () => {
+  ports = { ingress: await freePort(), pull: await freePort(), admin: await freePort() };
+  mkdirSync(join(temp.path, "tls"));
+  for (const name of ["server.pem", "server.key", "ca.pem"]) copyFileSync(repoPath("fixtures", "tls", name), join(temp.path, "tls", name));
+  writeFileSync(join(temp.path, "Spoolfile"), spoolfile("tls/server.pem"));
+  // Started from another directory: the certificate paths are the Spoolfile's, not the cwd's.
+  proc = spawnSpool(["run", "--config", join(temp.path, "Spoolfile"), "--db", join(temp.path, "spool.db")], { cwd: repoPath() });
+  await waitHealthy(proc, `http://127.0.0.1:${ports.admin}`);
+});
+
+test.after(async () => {
+  await stopSpool(proc);
+  temp.cleanup();
+});
+
+test("ingress answers over HTTPS and not over plain HTTP; the Pull API hands the message to a client with a trusted certificate only", async () => {
+  const plain = await fetch(`http://127.0.0.1:${ports.ingress}/hooks/a`, { method: "POST", body: "{}" }).then(
+    (response) => `answered ${response.status}`,
+    () => "failed",
+  );
+  assert.is(plain, "failed", "plain HTTP on the TLS listener stores nothing and gets no answer");
+  const posted = await post(ports.ingress, "/hooks/a", '{"n":1}');
+  assert.ok(posted !== "refused" && posted.status === 202, JSON.stringify(posted));
+  const { ids } = JSON.parse((posted as { body: string }).body) as { ids: string[] };
+
+  assert.is(await post(ports.pull, "/a/dequeue", "{}", { token: "pull-token" }), "refused", "no client certificate");
+  const dequeued = await post(ports.pull, "/a/dequeue", '{"batch":10}', { token: "pull-token", ...clientCert });
+  assert.ok(dequeued !== "refused" && dequeued.status === 200, JSON.stringify(dequeued));
+  const items = (JSON.parse((dequeued as { body: string }).body) as { items: { id: string }[] }).items;
+  assert.equal(items.map((item) => item.id), ids, "exactly the message posted over HTTPS");
+});
+
+test("a certificate file that cannot be read stops the start with its position", async () => {
+  const config = join(temp.path, "Broken.spool");
+  writeFileSync(config, spoolfile("tls/missing.pem"));
+  const broken = spawnSpool(["run", "--config", config, "--db", join(temp.path, "broken.db")]);
+  const { code } = await broken.exited;
+  assert.is(code, 1);
+  assert.match(broken.output(), /Broken\.spool:3:3: .*ingress tls: cert_file tls\/missing\.pem cannot be read/);
+});
+
+test.run();
