@@ -8,6 +8,7 @@ import { createHealthEndpoint } from "./health/http.js";
 import type { TrendSignalsView } from "./health/details.js";
 import { createQueueStatsSource, type QueueStatsSource } from "./health/queue-stats.js";
 import { createHttpServer, type HttpListener, type HttpServerOptions } from "./http/server.js";
+import { loadListenerTls } from "./http/tls.js";
 import { backpressureReason } from "./ingress/backpressure.js";
 import { secretValues } from "./ingress/auth-settings.js";
 import { createIngressHandler } from "./ingress/handler.js";
@@ -165,6 +166,17 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
     // Node reads a server's maxHeaderSize when a connection opens: new connections get the limit
     // the new routes need (a raised max_headers must not stay capped by the old parser limit).
     for (const { listener } of listeners) listener.setMaxHeaderSize(parserHeaderLimit(next));
+    // The tls blocks are unchanged (a change needs a restart), but their files are read again, as
+    // secrets from file: sources are: a renewed certificate is served from this reload on.
+    for (const { plan, listener } of listeners) {
+      if (!plan.tls) continue;
+      const where = plan.mounts.map((mount) => mount.name).join("/");
+      try {
+        listener.refreshTls(loadListenerTls(plan.tls, where));
+      } catch (error) {
+        logger.warn("tls_reload_failed", { listener: where, error, detail: "the certificate read at the last start or reload is still served" });
+      }
+    }
     for (const service of services) {
       try {
         service.reconfigure(next);

@@ -1,6 +1,6 @@
 // node:http listeners with explicit timeouts, a catch-all for handler failures and graceful close.
 import { createServer, ServerResponse, type IncomingMessage, type Server, type ServerOptions } from "node:http";
-import { createServer as createHttpsServer } from "node:https";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { apiError, toApiError } from "../errors.js";
@@ -42,6 +42,11 @@ export interface HttpListener {
   close(deadlineMs: number): Promise<void>;
   /** Changes the parser's limit on a request's header block for connections opened from now on (reload). */
   setMaxHeaderSize(bytes: number): void;
+  /**
+   * A TLS listener takes the certificate and key (and CA) read again, for handshakes from now on:
+   * a renewed certificate is served after a reload, without a restart. Throws on a plain listener.
+   */
+  refreshTls(next: ListenerTls): void;
 }
 
 export interface SpoolHttpServer {
@@ -78,11 +83,11 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   };
   // An https.Server is an http.Server behind a TLS handshake: the same requests, events and
   // timeouts, so the rest of this module handles both alike (hence the cast to the http type).
-  const tls = options.tls;
+  let tls = options.tls;
   const server: Server = tls ? (createHttpsServer({ ...httpOptions, ...tls.options }, listener) as unknown as Server) : createServer(httpOptions, listener);
   if (tls) {
     server.on("secureConnection", (socket: TLSSocket) => {
-      if (!tls.admits(socket)) socket.destroy();
+      if (!tls!.admits(socket)) socket.destroy();
     });
     // A failed handshake (plain HTTP sent to this port, an untrusted client certificate) ends
     // there; the event only needs a listener so that it is not reported as unhandled.
@@ -206,6 +211,11 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       address: { host: bound.address, port: bound.port, family: bound.family },
       close: (deadlineMs) => close(deadlineMs),
       setMaxHeaderSize: (bytes) => void (parserOptions.maxHeaderSize = bytes),
+      refreshTls: (next) => {
+        if (!tls) throw new Error("not a TLS listener");
+        (server as unknown as HttpsServer).setSecureContext(next.options);
+        tls = next;
+      },
     };
   }
 

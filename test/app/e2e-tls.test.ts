@@ -41,11 +41,13 @@ admin_api { listen 127.0.0.1:${ports.admin} }
 }
 
 /** Status and body of an HTTPS POST, or "refused" when the connection failed. */
-function post(port: number, path: string, body: string, extra: { cert?: Buffer; key?: Buffer; token?: string } = {}): Promise<{ status: number; body: string } | "refused"> {
+function post(port: number, path: string, body: string, extra: { cert?: Buffer; key?: Buffer; token?: string; ca?: Buffer } = {}): Promise<{ status: number; body: string } | "refused"> {
   return new Promise((resolve) => {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (extra.token) headers.authorization = `Bearer ${extra.token}`;
-    const req = request({ host: "127.0.0.1", port, path, method: "POST", ca, agent: false, headers, cert: extra.cert, key: extra.key }, (res) => {
+    // A CA other than the test CA is the self-signed `stranger`, whose name is not 127.0.0.1.
+    const trust = extra.ca ? { ca: extra.ca, checkServerIdentity: () => undefined } : { ca };
+    const req = request({ host: "127.0.0.1", port, path, method: "POST", ...trust, agent: false, headers, cert: extra.cert, key: extra.key }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (chunk) => (text += chunk));
@@ -63,7 +65,7 @@ test.before(async () => {
   for (const name of ["server.pem", "server.key", "ca.pem"]) copyFileSync(repoPath("fixtures", "tls", name), join(temp.path, "tls", name));
   writeFileSync(join(temp.path, "Spoolfile"), spoolfile("tls/server.pem"));
   // Started from another directory: the certificate paths are the Spoolfile's, not the cwd's.
-  proc = spawnSpool(["run", "--config", join(temp.path, "Spoolfile"), "--db", join(temp.path, "spool.db")], { cwd: repoPath() });
+  proc = spawnSpool(["run", "--config", join(temp.path, "Spoolfile"), "--db", join(temp.path, "spool.db"), "--watch"], { cwd: repoPath() });
   await waitHealthy(proc, `http://127.0.0.1:${ports.admin}`);
 });
 
@@ -87,6 +89,16 @@ test("ingress answers over HTTPS and not over plain HTTP; the Pull API hands the
   assert.ok(dequeued !== "refused" && dequeued.status === 200, JSON.stringify(dequeued));
   const items = (JSON.parse((dequeued as { body: string }).body) as { items: { id: string }[] }).items;
   assert.equal(items.map((item) => item.id), ids, "exactly the message posted over HTTPS");
+});
+
+test("a reload serves the certificate files as they are now (a renewed certificate needs no restart)", async () => {
+  copyFileSync(repoPath("fixtures", "tls", "stranger.pem"), join(temp.path, "tls", "server.pem"));
+  copyFileSync(repoPath("fixtures", "tls", "stranger.key"), join(temp.path, "tls", "server.key"));
+  writeFileSync(join(temp.path, "Spoolfile"), spoolfile("tls/server.pem") + "# renewed\n");
+  await proc.waitForOutput("config_reloaded");
+  assert.is(await post(ports.ingress, "/hooks/a", "{}"), "refused", "the old CA no longer vouches for what is served");
+  const renewed = await post(ports.ingress, "/hooks/a", "{}", { ca: readFileSync(repoPath("fixtures", "tls", "stranger.pem")) });
+  assert.ok(renewed !== "refused" && renewed.status === 202, JSON.stringify(renewed));
 });
 
 test("a certificate file that cannot be read stops the start with its position", async () => {
