@@ -15,6 +15,8 @@ export interface CompileResult {
   /** Null when any error was found. */
   readonly config: SpoolConfig | null;
   readonly diagnostics: readonly Diagnostic[];
+  /** What placeholders expanded to, and the placeholder as written (CompileContext.expansions). */
+  readonly expansions?: ReadonlyMap<string, string>;
 }
 
 const SINGLE_BLOCKS = [
@@ -43,8 +45,8 @@ interface RouteStatement {
 
 /** Tree → IR. Collects every diagnostic; the config is null when any of them is an error. */
 export function compileTree(tree: SpoolfileTree, options: CompileOptions = {}): CompileResult {
-  const { config, diagnostics } = compileTreeWithSources(tree, options);
-  return { config, diagnostics };
+  const { config, diagnostics, expansions } = compileTreeWithSources(tree, options);
+  return { config, diagnostics, expansions };
 }
 
 /**
@@ -126,7 +128,7 @@ export function compileTreeWithSources(tree: SpoolfileTree, options: CompileOpti
   const config: SpoolConfig = { ...partial, routes, backend };
   const diagnostics = sortDiagnostics(cx.diagnostics);
   const routeSources = new Map(compiledRoutes.map((c) => [c.route.path, c.directive]));
-  return { config: hasErrors(diagnostics) ? null : config, diagnostics, routeSources };
+  return { config: hasErrors(diagnostics) ? null : config, diagnostics, routeSources, expansions: cx.expansions };
 }
 
 // inbound|outbound|internal /path { … }   or the wrapper   internal { /a { … } /b { … } }

@@ -47,6 +47,12 @@ export class CompileContext {
   private readonly rawVars = new Map<string, Arg>();
   private readonly resolvedVars = new Map<string, string>();
   private readonly resolvingVars = new Set<string>();
+  /**
+   * Every value a placeholder expanded to, with the placeholder as written (`{vars.TOKEN}`,
+   * `{env.X}`, `{$X}`, `{file.P}`): credentials may come through placeholders into URLs and
+   * arguments, so `config diff --semantic` shows the placeholder instead (diff.ts maskExpansions).
+   */
+  readonly expansions = new Map<string, string>();
 
   constructor(readonly file: string, options: CompileOptions = {}) {
     this.env = options.env ?? process.env;
@@ -101,24 +107,34 @@ export class CompileContext {
   }
 
   private expand(arg: Arg): string {
-    return arg.value.replace(PLACEHOLDER, (whole, dollarName?: string, dollarDefault?: string, envName?: string, varName?: string, filePath?: string) => {
-      if (dollarName !== undefined || envName !== undefined) {
-        const name = (dollarName ?? envName)!;
-        const value = this.env[name];
-        // As in Caddyfiles, `{$X:default}` falls back when X is unset or empty.
-        if (dollarDefault !== undefined && (value === undefined || value === "")) return dollarDefault;
-        if (value !== undefined) return value;
-        this.warning(arg.span, `environment variable ${name} is not set; ${whole} is empty`);
-        return "";
-      }
-      if (varName !== undefined) return this.resolveVar(varName, arg.span) ?? "";
-      const content = this.readFile(filePath!);
-      if (content === undefined) {
-        this.error(arg.span, `cannot read file "${filePath}" for ${whole}`);
-        return "";
-      }
-      return content;
+    return arg.value.replace(PLACEHOLDER, (whole: string, dollarName?: string, dollarDefault?: string, envName?: string, varName?: string, filePath?: string) => {
+      const value = this.expandOne(arg, whole, { dollarName, dollarDefault, envName, varName, filePath });
+      if (value !== "" && !this.expansions.has(value)) this.expansions.set(value, whole);
+      return value;
     });
+  }
+
+  private expandOne(
+    arg: Arg,
+    whole: string,
+    { dollarName, dollarDefault, envName, varName, filePath }: { dollarName?: string; dollarDefault?: string; envName?: string; varName?: string; filePath?: string },
+  ): string {
+    if (dollarName !== undefined || envName !== undefined) {
+      const name = (dollarName ?? envName)!;
+      const value = this.env[name];
+      // As in Caddyfiles, `{$X:default}` falls back when X is unset or empty.
+      if (dollarDefault !== undefined && (value === undefined || value === "")) return dollarDefault;
+      if (value !== undefined) return value;
+      this.warning(arg.span, `environment variable ${name} is not set; ${whole} is empty`);
+      return "";
+    }
+    if (varName !== undefined) return this.resolveVar(varName, arg.span) ?? "";
+    const content = this.readFile(filePath!);
+    if (content === undefined) {
+      this.error(arg.span, `cannot read file "${filePath}" for ${whole}`);
+      return "";
+    }
+    return content;
   }
 
   private resolveVar(name: string, span: Span): string | undefined {

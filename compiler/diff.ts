@@ -166,3 +166,34 @@ export function renderChanges(changes: readonly ConfigChange[]): string {
     .map((c) => (c.kind === "added" ? `+ ${c.path}${c.after !== undefined ? ` = ${c.after}` : ""}` : c.kind === "removed" ? `- ${c.path}${c.before !== undefined ? ` (was ${c.before})` : ""}` : `~ ${c.path}: ${c.before} -> ${c.after}`))
     .join("\n");
 }
+
+/** Expanded values shorter than this are left as they are: no credential is that short, and masking "80" would mask every 80. */
+const MIN_MASKED_CHARS = 4;
+
+/**
+ * Puts the placeholder back where its value appears in the changes: a var or environment value can
+ * reach a deliver URL (the name a target is diffed by) or an exec argument, and would otherwise be
+ * printed through it (`…?token={vars.TOKEN}`). Longer values first, so a value holding another is
+ * masked whole; each also as it reads inside JSON text. A change that then reads the same on both
+ * sides says so (the values behind the placeholder differ).
+ */
+export function maskExpansions(changes: readonly ConfigChange[], ...expansions: (ReadonlyMap<string, string> | undefined)[]): ConfigChange[] {
+  const pairs = new Map<string, string>();
+  for (const map of expansions) for (const [value, placeholder] of map ?? []) if (value.length >= MIN_MASKED_CHARS && !pairs.has(value)) pairs.set(value, placeholder);
+  const ordered = [...pairs].sort((a, b) => b[0].length - a[0].length);
+  const mask = (text: string | undefined): string | undefined => {
+    if (text === undefined) return undefined;
+    let masked = text;
+    for (const [value, placeholder] of ordered) {
+      masked = masked.split(value).join(placeholder);
+      const escaped = JSON.stringify(value).slice(1, -1);
+      if (escaped !== value) masked = masked.split(escaped).join(placeholder);
+    }
+    return masked;
+  };
+  return changes.map((change) => {
+    const masked: ConfigChange = { kind: change.kind, path: mask(change.path)!, before: mask(change.before), after: mask(change.after) };
+    if (masked.kind === "changed" && masked.before === masked.after && change.before !== change.after) return { ...masked, after: `${masked.after} (changed)` };
+    return masked;
+  });
+}

@@ -7,8 +7,8 @@ import { repoPath, spoolBin } from "../helpers/repo.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 
 // The built `spool` binary, run as a subprocess, as an operator or CI would run it.
-function spool(args: string[], cwd = repoPath()): { code: number; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [spoolBin, ...args], { cwd, encoding: "utf8", env: { ...process.env, SPOOL_PULL_TOKEN: "" } });
+function spool(args: string[], cwd = repoPath(), env: Record<string, string> = {}): { code: number; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [spoolBin, ...args], { cwd, encoding: "utf8", env: { ...process.env, SPOOL_PULL_TOKEN: "", ...env } });
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -155,6 +155,22 @@ cli("config diff --semantic lists IR changes; errors exit 2", () => {
   assert.equal([changed.code, changed.stdout], [1, "+ route /c\n"]);
   assert.is(spool(["config", "diff", a, broken]).code, 2);
   assert.is(spool(["config", "diff", a]).code, 2);
+});
+
+cli("config diff --semantic shows placeholders, not the var or environment values they brought into URLs and arguments", () => {
+  const a = join(dir, "leak-a.spool");
+  const b = join(dir, "leak-b.spool");
+  const text = (token: string, timeout: string) =>
+    `vars { TOKEN ${token} }\n/c { deliver "https://hooks.example/in?token={vars.TOKEN}" { timeout 1s } }\n` +
+    `/d { deliver "https://hooks.example/{env.SPOOL_TEST_PATH_SECRET}" { timeout ${timeout} } }\n/e { deliver exec "/bin/echo" "{vars.TOKEN}" }\n`;
+  writeFileSync(a, text("hunter2-old", "1s"));
+  writeFileSync(b, text("hunter2-new", "2s"));
+  const changed = spool(["config", "diff", "--semantic", a, b], repoPath(), { SPOOL_TEST_PATH_SECRET: "abc123secret" });
+  assert.is(changed.code, 1);
+  assert.not.ok(/hunter2|abc123secret/.test(changed.stdout), changed.stdout);
+  assert.match(changed.stdout, "mode.targets[https://hooks.example/in?token={vars.TOKEN}]");
+  assert.match(changed.stdout, "mode.targets[https://hooks.example/{env.SPOOL_TEST_PATH_SECRET}].timeoutMs: 1000 -> 2000");
+  assert.match(changed.stdout, 'args[0]: "{vars.TOKEN}" -> "{vars.TOKEN}" (changed)');
 });
 
 cli("an unknown command exits 2", () => {
