@@ -70,6 +70,13 @@ function compileEgress(cx: CompileContext, d: Directive): EgressPolicy {
 function compilePublishPolicy(cx: CompileContext, d: Directive): PublishPolicy {
   const out: Mutable<PublishPolicy> = { ...DEFAULTS.publishPolicy };
   const actorAllow: string[] = [];
+  const nonEmptyActor = (a: Directive, name: string, usage: string, why: string, into: string[]) => {
+    const arg = singleArg(cx, a, usage);
+    if (!arg) return;
+    const value = cx.text(arg);
+    if (value === "") cx.error(arg.span, `${name} must not be empty: ${why}`);
+    else into.push(value);
+  };
   const actorPrefix: string[] = [];
   readBareBlock(cx, d, "publish_policy", {
     direct: scalar.bool(cx, "direct", (v) => (out.direct = v)),
@@ -79,8 +86,9 @@ function compilePublishPolicy(cx: CompileContext, d: Directive): PublishPolicy {
     require_actor: scalar.bool(cx, "require_actor", (v) => (out.requireActor = v)),
     require_request_id: scalar.bool(cx, "require_request_id", (v) => (out.requireRequestId = v)),
     fail_closed: scalar.bool(cx, "fail_closed", (v) => (out.failClosed = v)),
-    actor_allow: { repeatable: true, handle: (a) => { const arg = singleArg(cx, a, 'actor_allow "<actor>"'); if (arg) actorAllow.push(cx.text(arg)); } },
-    actor_prefix: { repeatable: true, handle: (a) => { const arg = singleArg(cx, a, 'actor_prefix "<prefix>"'); if (arg) actorPrefix.push(cx.text(arg)); } },
+    actor_allow: { repeatable: true, handle: (a) => nonEmptyActor(a, "actor_allow", 'actor_allow "<actor>"', "no actor is empty", actorAllow) },
+    // Empty would admit every actor: most often a placeholder whose variable is unset.
+    actor_prefix: { repeatable: true, handle: (a) => nonEmptyActor(a, "actor_prefix", 'actor_prefix "<prefix>"', "an empty prefix would admit every actor", actorPrefix) },
   });
   out.actorAllow = actorAllow;
   out.actorPrefix = actorPrefix;
