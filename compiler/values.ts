@@ -124,6 +124,8 @@ export function decodeListen(cx: CompileContext, arg: Arg, what: string): Listen
   if (!m || port > 65535) return cx.error(arg.span, `${what}: expected a listen address like :8080, 127.0.0.1:9443 or [::1]:2019, got ${got(arg)}`);
   const host = m[1] ?? m[2];
   if (m[1] !== undefined && isIP(m[1]) !== 6) return cx.error(arg.span, `${what}: "${m[1]}" is not an IPv6 address`);
+  // Digits and dots read as an IPv4 address, never as a host name to look up.
+  if (/^[\d.]+$/.test(host) && isIP(host) !== 4) return cx.error(arg.span, `${what}: "${host}" is not an IPv4 address`);
   return { host, port, address: m[1] !== undefined ? `[${host}]:${port}` : `${host}:${port}` };
 }
 
