@@ -9,8 +9,13 @@ import type { ListenAddress, SecretSource } from "./ir.js";
 // Argument decoders. Each returns the decoded value, or undefined after reporting a diagnostic at
 // the argument ("file:line:col: <directive>: expected …, got …").
 
+/** The longest value a diagnostic quotes; past it the quote is cut (the position finds the rest). */
+const MAX_QUOTED_CHARS = 200;
+
 function got(arg: Arg): string {
-  return JSON.stringify(arg.value);
+  const chars = [...arg.value];
+  if (chars.length <= MAX_QUOTED_CHARS) return JSON.stringify(arg.value);
+  return `${JSON.stringify(chars.slice(0, MAX_QUOTED_CHARS).join(""))}… (${chars.length} characters)`;
 }
 
 /** Argument count check; reports and returns false when the count is wrong. */

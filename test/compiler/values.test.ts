@@ -21,6 +21,12 @@ function errorsOf(text: string, env: Record<string, string> = {}, strictSecrets 
 
 const values = suite("compiler values");
 
+values("a diagnostic quotes at most 200 characters of a long value, and says how long it was", () => {
+  const [error] = errorsOf(`ingress { listen "${"é".repeat(5000)}" }`);
+  assert.ok(error.length < 400, error);
+  assert.match(error, `got "${"é".repeat(200)}"… (5000 characters)`);
+});
+
 values("durations decode to milliseconds, including compound and day forms", () => {
   const config = compile("pull_api { auth token raw:t; default_lease_ttl 1h30m; max_lease_ttl 7d; default_max_wait 250ms; max_wait 30s }");
   assert.is(config.pullApi.defaultLeaseTtlMs, 5_400_000);
