@@ -19,6 +19,9 @@ export type * from "./ir.js";
 /** Spoolfile text → IR and diagnostics (syntax and meaning together). */
 export function compileSpoolfile(text: string, file: string, options: CompileOptions = {}): CompileResult {
   const parsed = parseSpoolfile(text, file);
+  // A file the parser refused whole (blocks nested too deep) has no tree to compile: compiling the
+  // empty one would add a false "the config is empty".
+  if (parsed.tree.items.length === 0 && parsed.diagnostics.length > 0) return { config: null, diagnostics: sortDiagnostics([...parsed.diagnostics]) };
   const compiled = compileTree(parsed.tree, options);
   if (parsed.diagnostics.length === 0) return compiled;
   return { config: null, diagnostics: sortDiagnostics([...parsed.diagnostics, ...compiled.diagnostics]) };

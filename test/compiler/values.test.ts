@@ -27,6 +27,12 @@ values("a diagnostic quotes at most 200 characters of a long value, and says how
   assert.match(error, `got "${"é".repeat(200)}"… (5000 characters)`);
 });
 
+values("a file nested too deep gets that error alone, not also a false 'the config is empty'", () => {
+  const errors = errorsOf(`ingress ${"{ a ".repeat(70)}${"}".repeat(70)}`);
+  assert.is(errors.length, 1, errors.join("\n"));
+  assert.match(errors[0], "blocks nested more than 64 levels deep");
+});
+
 values("durations decode to milliseconds, including compound and day forms", () => {
   const config = compile("pull_api { auth token raw:t; default_lease_ttl 1h30m; max_lease_ttl 7d; default_max_wait 250ms; max_wait 30s }");
   assert.is(config.pullApi.defaultLeaseTtlMs, 5_400_000);
