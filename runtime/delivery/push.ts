@@ -146,12 +146,17 @@ async function attemptWithRedirects(input: PushInput, policy: CompiledEgressPoli
   }
 }
 
-/** Stored headers minus hop-by-hop ones, then the target's headers, then the Spool headers, then the signature. */
+/**
+ * Stored headers minus hop-by-hop ones and those in Spool's namespace, then the target's headers,
+ * then the Spool headers, then the signature. A sender's own `X-Spool-*` (a forged
+ * X-Spool-Signature, say) never reaches the target: that namespace is what Spool itself sends.
+ */
 export function buildHeaders(input: Pick<PushInput, "headers" | "extraHeaders" | "messageId" | "attempt" | "signer" | "body">, url: string, nowMs: number): Record<string, string> {
   const byLowerName = new Map<string, [string, string]>();
   const put = (name: string, value: string) => byLowerName.set(name.toLowerCase(), [name, value]);
   for (const [name, value] of Object.entries(input.headers)) {
-    if (!hopByHopHeaders.has(name.toLowerCase())) put(name, value);
+    const lower = name.toLowerCase();
+    if (!hopByHopHeaders.has(lower) && !lower.startsWith("x-spool-")) put(name, value);
   }
   for (const [name, value] of Object.entries(input.extraHeaders ?? {})) put(name, value);
   put("X-Spool-Message-Id", input.messageId);

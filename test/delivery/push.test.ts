@@ -59,6 +59,16 @@ push("stored hop-by-hop and framing headers are not forwarded", async () => {
   });
 });
 
+push("a sender's own X-Spool-* headers are not forwarded (a forged signature never reaches the target)", async () => {
+  await withReceiver(undefined, async (receiver, send) => {
+    await send({ headers: { "content-type": "application/json", "X-Spool-Signature": "forged", "x-spool-timestamp": "1", "X-Spoolish": "kept" } });
+    const [req] = receiver.requests;
+    assert.is(req.headers["x-spool-signature"], undefined);
+    assert.is(req.headers["x-spool-timestamp"], undefined);
+    assert.is(req.headers["x-spoolish"], "kept");
+  });
+});
+
 push("target headers replace stored ones; Spool's own headers cannot be overridden by either", async () => {
   await withReceiver(undefined, async (receiver, send) => {
     await send({
