@@ -57,7 +57,12 @@ export function compileSecrets(cx: CompileContext, d: Directive | undefined): Na
           value: { handle: (v) => { const a = singleArgOf(cx, v, "value <source>"); source = a && decodeSecretSource(cx, a, "secret value"); } },
           valid_from: { handle: (v) => { const a = singleArgOf(cx, v, "valid_from <RFC 3339>"); validFromMs = (a && decodeTimestamp(cx, a, "valid_from")) ?? null; } },
           valid_until: { handle: (v) => { const a = singleArgOf(cx, v, "valid_until <RFC 3339>"); validUntilMs = (a && decodeTimestamp(cx, a, "valid_until")) ?? null; } },
-          runtime: scalar.bool(cx, "runtime", (v) => (runtime = v)),
+          runtime: scalar.bool(cx, "runtime", (v) => {
+            runtime = v;
+            // The reference rotates such secrets through its Admin API (sealed at rest); Spool has no
+            // such endpoint yet, so the value from the file is the only one.
+            if (v) cx.warning(spanOf(s), `secret ${JSON.stringify(id)}: runtime secrets are not built yet: runtime on has no effect, and the secret keeps its configured value`);
+          }),
           max_versions: scalar.int(cx, "max_versions", 1, 1000, (v) => (maxVersions = v)),
         });
         if (!source) {
