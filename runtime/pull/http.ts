@@ -11,6 +11,7 @@ import { BEARER_CHALLENGE, extractBearerToken } from "../ingress/verify/index.js
 import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.js";
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
 import { encodeDequeueReply } from "./encode.js";
+import type { LeasedMessage } from "../store/store.js";
 import { dequeueWaitMs, type DequeueRequest, type LeaseReply, type PullOps } from "./ops.js";
 import type { PullRoute, PullState } from "./state.js";
 
@@ -78,8 +79,9 @@ export function createPullHandler(deps: PullHttpDeps) {
     const parsed = parseStrictJson(body, DEQUEUE_BODY, { allowEmpty: true });
     const request: DequeueRequest = { batch: parsed.batch, leaseTtlMs: parsed.lease_ttl, maxWaitMs: parsed.max_wait };
     // A dequeue that cannot wait answers with what is ready at once: no long-poll machinery.
+    const route = pullRoute.route.path;
     if (dequeueWaitMs(request, state.limits) <= 0) {
-      sendJsonText(res, 200, encodeDequeueReply(await deps.ops.dequeue(pullRoute.route.path, request)));
+      answerOrRelease(req, res, route, await deps.ops.dequeue(route, request));
       return;
     }
     // The client going away ends the long poll with nothing leased, as does shutdown.
@@ -91,11 +93,24 @@ export function createPullHandler(deps: PullHttpDeps) {
     req.socket.once("close", onClose);
     try {
       const signal = AbortSignal.any([clientGone.signal, deps.shutdownSignal]);
-      sendJsonText(res, 200, encodeDequeueReply(await deps.ops.dequeue(pullRoute.route.path, request, signal)));
+      answerOrRelease(req, res, route, await deps.ops.dequeue(route, request, signal));
     } finally {
       res.off("close", onClose);
       req.socket.off("close", onClose);
     }
+  }
+
+  /**
+   * Writes the leased messages, or, when the client is already gone (its connection closed while the
+   * lease was being taken), returns them to the queue: nobody could ack them, and they would wait
+   * for their lease to run out.
+   */
+  function answerOrRelease(req: IncomingMessage, res: ServerResponse, route: string, leased: LeasedMessage[]): void {
+    if (leased.length > 0 && (req.socket.destroyed || res.destroyed)) {
+      void deps.ops.release(route, leased);
+      return;
+    }
+    sendJsonText(res, 200, encodeDequeueReply(leased));
   }
 
   function settle(op: string, pullRoute: PullRoute, body: Buffer): Promise<LeaseReply> {

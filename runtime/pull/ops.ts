@@ -63,6 +63,12 @@ export interface PullOps {
    * dequeueWaitMs) needs no signal.
    */
   dequeue(route: string, request: DequeueRequest, signal?: AbortSignal): Promise<LeasedMessage[]>;
+  /**
+   * Returns messages leased for a client that went away before their reply could be written (a long
+   * poll closed the moment they arrived) to the queue at once, rather than when their lease runs
+   * out. Not a worker's nack: not counted as one. Never rejects (a store failure is reported).
+   */
+  release(route: string, leased: readonly LeasedMessage[]): Promise<void>;
   ack(route: string, request: LeaseIdsRequest): Promise<LeaseReply>;
   nack(route: string, request: NackRequest): Promise<LeaseReply>;
   extend(route: string, request: ExtendRequest): Promise<LeaseReply>;
@@ -85,6 +91,15 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
         throw storeFailure();
       }
       return leased;
+    },
+
+    async release(route, leased) {
+      if (leased.length === 0) return;
+      try {
+        await store.nack(leased.map((m) => m.leaseId), { delayMs: 0 }, { route });
+      } catch (error) {
+        deps.onStoreError("release", error);
+      }
     },
 
     async ack(route, request) {

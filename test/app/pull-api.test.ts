@@ -5,6 +5,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { RateLimit, SpoolConfig } from "../../compiler/ir.js";
 import { createApp, type SpoolApp } from "../../runtime/app.js";
+import { openStore, type StoreDeps, type StoreSpec } from "../../runtime/store/open.js";
+import type { Store } from "../../runtime/store/store.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 import { buildConfig, pullRoute, raw } from "./helpers/ir.js";
 import { call, eventually, pullCall } from "./helpers/http.js";
@@ -19,8 +21,12 @@ interface Running {
   metrics: string;
 }
 
-async function run(config: SpoolConfig): Promise<Running> {
-  const app = createApp(config, { version: "0.1.0", storeLocation: { sqlitePath: join(temp.path, `db-${++counter}.sqlite`) } });
+async function run(config: SpoolConfig, wrapStore?: (store: Store) => Store): Promise<Running> {
+  const app = createApp(config, {
+    version: "0.1.0",
+    storeLocation: { sqlitePath: join(temp.path, `db-${++counter}.sqlite`) },
+    ...(wrapStore ? { openStore: async (spec: StoreSpec, deps: StoreDeps) => wrapStore(await openStore(spec, deps)) } : {}),
+  });
   const { addresses } = await app.start();
   const url = (name: string) => `http://127.0.0.1:${addresses.find((a) => a.name.split("+").includes(name))!.port}`;
   return { app, ingress: url("ingress"), pull: url("pull"), metrics: `${url("metrics")}/metrics` };
@@ -170,6 +176,45 @@ test("a dequeue reply with several items is exactly the documented JSON, with an
     // Nothing left: the long poll runs out (shortly) and answers no items.
     assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a", { max_wait: "50ms" })).text, '{"items":[]}');
     assert.is((await pullCall(`${s.pull}/a`, "dequeue", "fleet-a", {})).text, '{"items":[]}');
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("messages leased for a client that closed its connection meanwhile go back to the queue at once", async () => {
+  // The store's answer is held until the client has gone, as when a long poll closes in the moment
+  // a message arrives; the lease itself is real.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let holding = true;
+  const s = await run(fleets(null), (store) => {
+    const dequeue = store.dequeue.bind(store);
+    store.dequeue = async (request, signal) => {
+      const leased = await dequeue(request, signal);
+      if (holding) await held;
+      return leased;
+    };
+    return store;
+  });
+  try {
+    assert.is((await call(`${s.ingress}/hooks/a`, { body: "{}" })).status, 202);
+    const gone = new AbortController();
+    const abandoned = fetch(`${s.pull}/a/dequeue`, { method: "POST", headers: { authorization: "Bearer fleet-a" }, body: '{"batch":5}', signal: gone.signal }).catch(() => "aborted");
+    await eventually(async () => ((await metricValue(s.metrics, 'spool_pull_lease_active{route="/hooks/a"}')) === 1 ? true : undefined), 5_000, "the lease taken");
+    gone.abort();
+    assert.is(await abandoned, "aborted");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    holding = false;
+    release();
+    const again = await eventually(
+      async () => {
+        const reply = await pullCall(`${s.pull}/a`, "dequeue", "fleet-a", { batch: 5 });
+        return reply.json.items.length === 1 ? reply.json.items : undefined;
+      },
+      5_000,
+      "the message dequeued again before its 30 s lease ran out",
+    );
+    assert.is(again[0].attempt, 2, "the abandoned lease counts as an attempt");
   } finally {
     await s.app.stop();
   }
