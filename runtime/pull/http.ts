@@ -10,8 +10,8 @@ import { matchesAny, secretDigest } from "../ingress/verify/constant-time.js";
 import { BEARER_CHALLENGE, extractBearerToken } from "../ingress/verify/index.js";
 import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.js";
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
-import { encodeDequeueReply } from "./encode.js";
 import type { LeasedMessage } from "../store/store.js";
+import { encodeDequeueReply } from "./encode.js";
 import { dequeueWaitMs, type DequeueRequest, type LeaseReply, type PullOps } from "./ops.js";
 import type { PullRoute, PullState } from "./state.js";
 
