@@ -133,8 +133,7 @@ export function compileTls(cx: CompileContext, d: Directive, where: string): Tls
   }
   // Paths are relative to the Spoolfile, as `file:` secret sources are. The key is a secret: a file
   // that cannot be read stops `spool run` and is a warning for `config validate`.
-  const files = { certFile: out.certFile, keyFile: out.keyFile, clientCaFile: out.clientCaFile };
-  for (const [name, path] of [["cert_file", files.certFile], ["key_file", files.keyFile], ["client_ca", files.clientCaFile]] as const) {
+  for (const [name, path] of [["cert_file", out.certFile], ["key_file", out.keyFile], ["client_ca", out.clientCaFile]] as const) {
     if (path !== null && cx.readFile(path) === undefined) cx.secretProblem(spanOf(d), `${where}: ${name} ${path} cannot be read`);
   }
   return {
