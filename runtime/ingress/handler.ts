@@ -130,7 +130,7 @@ export function createIngressHandler(deps: IngressDeps) {
 
     // The nonce is claimed only now that the signature verified, so forged requests cannot burn it
     // (reference-behaviour.md §2 row 10).
-    const nonceKey = verdict.replay ? claimNonce(route.path, verdict.replay) : undefined;
+    const replayKeys = verdict.replay ? claimReplayKeys(route.path, verdict.replay) : [];
     try {
       admit(settings, state.hasGlobalRateLimit);
       const headers = captureHeaders(req, verdict.copiedHeaders);
@@ -140,11 +140,11 @@ export function createIngressHandler(deps: IngressDeps) {
       // a message whose sender was told it was not taken (clarification 58).
       if (res.headersSent) throw refuse("shutting_down", apiError("shutting_down", "the server is shutting down", { surface: "ingress" }));
       const ids = await storeCopies(copies, route.path);
-      if (nonceKey !== undefined) deps.nonces.commit(nonceKey);
+      for (const key of replayKeys) deps.nonces.commit(key);
       return ids;
     } catch (error) {
       // Refused after verifying: the sender's identical retry must be accepted.
-      if (nonceKey !== undefined) deps.nonces.release(nonceKey);
+      for (const key of replayKeys) deps.nonces.release(key);
       throw error;
     }
   }
@@ -175,12 +175,18 @@ export function createIngressHandler(deps: IngressDeps) {
     deps.logger.warn("ingress_auth_forward_unavailable", { route: routePath, detail });
   }
 
-  function claimNonce(routePath: string, replay: ReplayToken): string {
-    const key = `${routePath}\n${replay.nonce}`;
-    if (deps.nonces.claim(key, replay.expiresAtMs) === "replayed") {
-      throw refuse("auth", apiError("unauthorized", "authentication failed: nonce already used", { surface: "ingress" }));
+  /** Claims every replay key of the request, or none: one already used refuses it (ReplayToken). */
+  function claimReplayKeys(routePath: string, replay: ReplayToken): string[] {
+    const claimed: string[] = [];
+    for (const key of replay.keys.map((k) => `${routePath}\n${k}`)) {
+      if (deps.nonces.claim(key, replay.expiresAtMs) === "replayed") {
+        for (const done of claimed) deps.nonces.release(done);
+        const what = key.includes("\nmac:") ? "this signed request was already accepted" : "nonce already used";
+        throw refuse("auth", apiError("unauthorized", `authentication failed: ${what}`, { surface: "ingress" }));
+      }
+      claimed.push(key);
     }
-    return key;
+    return claimed;
   }
 
   function admit(settings: IngressRoute, hasGlobalLimit: boolean): void {

@@ -88,6 +88,26 @@ test("a verified request refused with queue_full releases its nonce: the same re
   }
 });
 
+test("a captured request sent again with a new nonce, or with a query string added, is refused: its signature is single-use too", async () => {
+  const s = await run(buildConfig({ routes: [signedRoute()] }));
+  try {
+    const body = '{"event":"order.paid"}';
+    const headers = signed("nonce-original", body);
+    assert.is((await call(`${s.ingress}/hooks/signed`, { headers, body })).status, 202);
+    const newNonce = await call(`${s.ingress}/hooks/signed`, { headers: { ...headers, "x-nonce": "nonce-fresh" }, body });
+    assert.equal([newNonce.status, newNonce.json.code], [401, "unauthorized"], "same signature, another nonce");
+    const twoNonces = await call(`${s.ingress}/hooks/signed`, { headers: { ...headers, "x-nonce": "nonce-a, nonce-b" }, body });
+    assert.is(twoNonces.status, 401, "same signature, a nonce list");
+    const withQuery = await call(`${s.ingress}/hooks/signed?evil=1`, { headers: { ...headers, "x-nonce": "nonce-query" }, body });
+    assert.is(withQuery.status, 401, "same signature, a query string the signature does not cover");
+    assert.equal(await storedPayloads(s, "/signed"), [body], "stored exactly once");
+    const fresh = '{"event":"order.shipped"}';
+    assert.is((await call(`${s.ingress}/hooks/signed`, { headers: signed("nonce-fresh", fresh), body: fresh })).status, 202, "a new signed request with the unused nonce");
+  } finally {
+    await s.app.stop();
+  }
+});
+
 test("a verified request refused by the route's rate limit releases its nonce as well", async () => {
   const limited = (burst: number) => buildConfig({ routes: [signedRoute({ rateLimit: { rps: 0.01, burst } })] });
   const s = await run(limited(1));

@@ -83,9 +83,10 @@ function signGeneric(secret: string, timestampSeconds: number, overrides: { meth
   return { "x-signature": hexMac(secret, message), "x-timestamp": String(timestampSeconds), "x-nonce": "nonce-1" };
 }
 
-generic("a good signature passes and hands back the nonce with its expiry", () => {
-  const result = verifyGenericHmac(inbound(signGeneric("s3cret", nowSeconds)), { secrets: [{ value: "s3cret" }] });
-  assert.equal(result, { ok: true, replay: { nonce: "nonce-1", expiresAtMs: nowMs + 300_000 } });
+generic("a good signature passes and hands back its nonce and signature as replay keys, with their expiry", () => {
+  const headers = signGeneric("s3cret", nowSeconds);
+  const result = verifyGenericHmac(inbound({ ...headers, "x-signature": headers["x-signature"].toUpperCase() }), { secrets: [{ value: "s3cret" }] });
+  assert.equal(result, { ok: true, replay: { keys: ["nonce:nonce-1", `mac:${headers["x-signature"]}`], expiresAtMs: nowMs + 300_000 } });
 });
 
 generic("the signature covers method, path and body", () => {
@@ -208,7 +209,7 @@ replay("verify, claim, refuse with 503, release, retry: the retry is accepted", 
   const first = verifyGenericHmac(request, { secrets: [{ value: "s3cret" }] });
   assert.ok(first.ok);
   if (!first.ok) return;
-  const key = `/hooks/in\0${first.replay.nonce}`;
+  const [key] = first.replay.keys;
   assert.is(cache.claim(key, first.replay.expiresAtMs), "claimed");
   cache.release(key); // the store refused the message
   const retry = verifyGenericHmac(request, { secrets: [{ value: "s3cret" }] });
@@ -420,7 +421,7 @@ dispatch("each auth kind is verified and refusals map to catalogue errors", asyn
   assert.equal(error.headers, { "WWW-Authenticate": 'Bearer realm="spool"' });
   assert.equal(await authenticateIngress({ kind: "basic", credentials: basicPairs }, inbound(basic("alice", "a-secret"))), { ok: true });
   const hmac = await authenticateIngress({ kind: "hmac", options: { secrets: [{ value: "s3cret" }] } }, inbound(signGeneric("s3cret", nowSeconds)));
-  assert.equal(hmac, { ok: true, replay: { nonce: "nonce-1", expiresAtMs: nowMs + 300_000 } });
+  assert.equal(hmac, { ok: true, replay: { keys: ["nonce:nonce-1", `mac:${signGeneric("s3cret", nowSeconds)["x-signature"]}`], expiresAtMs: nowMs + 300_000 } });
   const gh = await authenticateIngress(
     { kind: "provider", provider: "github", options: { secrets: [{ value: "gh" }] } },
     inbound({ "x-hub-signature-256": `sha256=${hexMac("gh", body)}` }),

@@ -1,6 +1,6 @@
 // Generic `auth hmac` (DECISIONS.md "Ingress"): X-Signature = hex HMAC-SHA256 over
 // "METHOD\npath\ntimestamp\nhex(sha256(body))", X-Timestamp in unix seconds, X-Nonce single-use
-// within the tolerance. The reference signs timestamp-first in code but METHOD-first in its docs
+// within the tolerance, and so is the signature (ReplayToken). The reference signs timestamp-first in code but METHOD-first in its docs
 // (reference-behaviour.md §2 row 9); DECISIONS.md fixes METHOD-first, the same order as outbound signing.
 import { createHash, createHmac } from "node:crypto";
 import { macEqual } from "./constant-time.js";
@@ -19,13 +19,18 @@ export interface GenericHmacOptions {
 }
 
 /**
- * A verified request's nonce. The caller claims it in the NonceCache only now that the signature
- * verified (so forged requests cannot burn nonces), commits it once the message is stored and
- * releases it if the message is refused, so the sender's retry is accepted (reference §2 row 10).
+ * What makes a verified request single-use: its nonce and its signature. The string to sign does
+ * not hold the nonce (DECISIONS.md "Ingress"), so a captured request sent again with another nonce
+ * still verifies; its signature, the same, is what is refused then (and a new query string, also
+ * unsigned, does not change it). The caller claims both keys in the NonceCache only now that the
+ * signature verified (so forged requests cannot burn nonces), commits them once the message is
+ * stored and releases them if the message is refused, so the sender's retry is accepted
+ * (reference §2 row 10).
  */
 export interface ReplayToken {
-  nonce: string;
-  /** The nonce is single-use until the request's timestamp leaves the tolerance window. */
+  /** `nonce:<nonce>` and `mac:<signature, lower-case hex>`. */
+  keys: readonly string[];
+  /** Both are single-use until the request's timestamp leaves the tolerance window. */
   expiresAtMs: number;
 }
 
@@ -54,7 +59,7 @@ export function verifyGenericHmac(request: InboundRequest, options: GenericHmacO
   const given = Buffer.from(signatureText, "hex");
   const message = hmacStringToSign(request.method, request.path, timestampText, request.body);
   if (!anySecretSigns(secrets, message, given)) return fail("invalid_credentials");
-  return { ok: true, replay: { nonce, expiresAtMs: timestampMs + toleranceMs } };
+  return { ok: true, replay: { keys: [`nonce:${nonce}`, `mac:${signatureText.toLowerCase()}`], expiresAtMs: timestampMs + toleranceMs } };
 }
 
 /** True when any secret's HMAC-SHA256 of `message` equals one of `givenMacs`; every pair is compared. */

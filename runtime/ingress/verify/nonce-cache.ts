@@ -26,7 +26,8 @@ interface HeapRecord {
   generation: number;
 }
 
-export const DEFAULT_NONCE_CAPACITY = 100_000;
+/** Two keys per request (its nonce and its signature: hmac.ts ReplayToken), so 100,000 requests. */
+export const DEFAULT_NONCE_CAPACITY = 200_000;
 
 /**
  * A nonce is claimed provisionally once its request's signature verified. While provisional it
