@@ -12,6 +12,7 @@ export { diffConfigs, maskExpansions, renderChanges, unifiedDiff, type ConfigCha
 export { setRouteLabels, type EditResult, type RouteLabels } from "./edit.js";
 export { writeFileAtomically, replaceFileAtomically, type Replacement } from "./rewrite.js";
 export { DEFAULTS } from "./defaults.js";
+export { isLoopbackHost } from "./values.js";
 export { decodeStandardWebhooksKey, headerValueProblem, isHttpHeaderValue, isHttpToken, isValidLabel, LABEL_PATTERN, MAX_DURATION_TEXT, parseDurationMs, parseRfc3339Ms, pathCovers } from "./syntax.js";
 export { routeTargets } from "./ir.js";
 export type * from "./ir.js";

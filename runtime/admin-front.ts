@@ -2,6 +2,7 @@
 // needs the admin bearer token when one is configured (401 unauthorized, clarifications.md 34),
 // then goes to health details or the Admin API's routes; what nobody handles is 404 not_found.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { isLoopbackHost } from "../compiler/index.js";
 import { apiError } from "./errors.js";
 import type { HealthEndpoint } from "./health/http.js";
 import { BEARER_CHALLENGE, verifyBearerToken } from "./ingress/verify/index.js";
@@ -23,11 +24,50 @@ export function createAdminFront(deps: AdminFrontDeps) {
       if (tokens.length > 0 && !verifyBearerToken(req.headers, tokens).ok) {
         throw apiError("unauthorized", "missing or invalid admin token", { headers: { "WWW-Authenticate": BEARER_CHALLENGE }, closeConnection: hasBody(req) });
       }
+      if (tokens.length === 0) refuseForeignOrigin(req);
     }
     if (await deps.health.handle(req, res, path)) return;
     if (deps.routes && (await deps.routes(req, res, path))) return;
     throw apiError("not_found", `no admin endpoint at ${path}`, { closeConnection: hasBody(req) });
   };
+}
+
+/**
+ * An Admin API without a token is safe only because it listens on loopback, and a browser can cross
+ * that line: a web page whose name resolves to 127.0.0.1 (DNS rebinding) is same-origin with it. Such
+ * requests carry the page's name in Host and Origin, so an open Admin API answers only requests
+ * addressed to a loopback name (`localhost`, 127.0.0.0/8, ::1) and sent from no other origin, as
+ * Caddy's admin endpoint does; anything else is 403 forbidden. A token makes this unnecessary.
+ */
+function refuseForeignOrigin(req: IncomingMessage): void {
+  const host = req.headers.host;
+  if (host !== undefined && !isLoopbackHost(hostnameOf(host))) {
+    throw apiError("forbidden", `the Admin API has no token and answers only requests addressed to localhost, not ${JSON.stringify(host.slice(0, 100))}`, { closeConnection: hasBody(req) });
+  }
+  const origin = req.headers.origin;
+  if (origin !== undefined && !isLoopbackOrigin(origin)) {
+    throw apiError("forbidden", `the Admin API has no token and answers no request from another origin (${JSON.stringify(origin.slice(0, 100))})`, { closeConnection: hasBody(req) });
+  }
+}
+
+/** `host`, `host:port`, `[v6]`, `[v6]:port` → the host name or address, without brackets. */
+function hostnameOf(host: string): string {
+  const trimmed = host.trim();
+  if (trimmed.startsWith("[")) {
+    const end = trimmed.indexOf("]");
+    return trimmed.slice(1, end < 0 ? undefined : end);
+  }
+  const colon = trimmed.indexOf(":");
+  return colon < 0 ? trimmed : trimmed.slice(0, colon);
+}
+
+function isLoopbackOrigin(origin: string): boolean {
+  try {
+    const url = new URL(origin);
+    return isLoopbackHost(url.hostname.replace(/^\[|\]$/g, ""));
+  } catch {
+    return false;
+  }
 }
 
 function hasBody(req: IncomingMessage): boolean {

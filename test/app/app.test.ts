@@ -1,5 +1,5 @@
 // createApp in-process with hand-built IR: real listeners on 127.0.0.1:0, real SQLite files.
-import { createServer } from "node:http";
+import { createServer, request as httpRequest } from "node:http";
 import { connect, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { suite } from "uvu";
@@ -345,6 +345,38 @@ test("bare /healthz needs no token; details and other admin paths do", async () 
     assert.is(details.json.diagnostics.ingress.accepted_total, 1);
     assert.equal(details.json.diagnostics.tracing, { enabled: false, init_failures_total: 0, export_errors_total: 0 });
     assert.is(details.json.diagnostics.store, undefined, "store diagnostics only for the memory backend");
+  } finally {
+    await s.app.stop();
+  }
+});
+
+test("an Admin API without a token answers only requests addressed to localhost from no other origin (DNS rebinding)", async () => {
+  const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a")] }));
+  const port = Number(new URL(s.admin).port);
+  const get = (headers: Record<string, string>) =>
+    new Promise<{ status: number; code?: string }>((resolve, reject) => {
+      const req = httpRequest({ host: "127.0.0.1", port, path: "/healthz?details=1", method: "GET", headers }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, code: text ? (JSON.parse(text) as { code?: string }).code : undefined }));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  try {
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, "LOCALHOST", `[::1]:${port}`, "127.0.0.2"]) {
+      assert.is((await get({ host })).status, 200, host);
+    }
+    assert.is((await get({ host: `127.0.0.1:${port}`, origin: `http://localhost:${port}` })).status, 200, "a loopback origin");
+    for (const host of [`attacker.example:${port}`, "attacker.example", "127.0.0.1.nip.io", "[2001:db8::1]"]) {
+      assert.equal(await get({ host }), { status: 403, code: "forbidden" }, host);
+    }
+    for (const origin of [`http://attacker.example:${port}`, "null"]) {
+      assert.equal(await get({ host: `127.0.0.1:${port}`, origin }), { status: 403, code: "forbidden" }, origin);
+    }
+    const bare = await call(`${s.admin}/healthz`, { method: "GET" });
+    assert.is(bare.status, 200, "the bare probe stays open");
   } finally {
     await s.app.stop();
   }
