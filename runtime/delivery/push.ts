@@ -97,13 +97,18 @@ export async function deliverHttp(input: PushInput): Promise<PushResult> {
 async function attemptWithRedirects(input: PushInput, policy: CompiledEgressPolicy, nowMs: number, abort: AttemptAbort): Promise<PushResult> {
   if (input.signal?.aborted) throw abortError(input.signal);
   let url = input.url;
+  const origin = new URL(input.url).origin;
   for (let redirects = 0; ; redirects++) {
     const urlDecision = cachedUrlDecision(policy, url);
     if (!urlDecision.allowed) return withRedirects(resultForPolicyDenial(urlDecision.reason), redirects);
 
     let headers: Record<string, string>;
     try {
-      headers = buildHeaders(input, url, nowMs);
+      // The target's `header` values (credentials, often) and the signature are meant for the
+      // target's origin: a redirect elsewhere gets neither, as an HTTP client drops Authorization
+      // on a redirect to another host.
+      const sameOrigin = redirects === 0 || new URL(url).origin === origin;
+      headers = buildHeaders(sameOrigin ? input : { ...input, extraHeaders: undefined, signer: undefined }, url, nowMs);
     } catch (error) {
       // A rotation gap (no secret valid yet) heals with time or a reload, so it is retried, not dead.
       if (error instanceof NoValidSecretError) return withRedirects(resultForNetworkError(error.message), redirects);

@@ -69,6 +69,41 @@ push("a sender's own X-Spool-* headers are not forwarded (a forged signature nev
   });
 });
 
+push("a redirect to another origin gets neither the target's header values nor a signature", async () => {
+  const other = await startReceiver();
+  try {
+    await withReceiver(
+      (req, res) => {
+        res.statusCode = 307;
+        res.setHeader("location", req.path.startsWith("/hooks/in") ? `http://localhost:${other.port}/landing` : "/unused");
+        res.end();
+      },
+      async (receiver, send) => {
+        const redirecting = { ...localEgress, redirects: true };
+        const signer = createSigner({ mode: "hmac", secrets: [{ value: "topsecret" }] });
+        const agent = createEgressAgent(redirecting);
+        try {
+          const result = await send({ egress: redirecting, dispatcher: agent, signer, extraHeaders: { Authorization: "Bearer downstream-secret", "X-Api-Key": "k" }, headers: { "content-type": "text/plain" } });
+          assert.is(result.outcome, "acked");
+        } finally {
+          await agent.close();
+        }
+        const [first] = receiver.requests;
+        assert.is(first.headers.authorization, "Bearer downstream-secret", "the target itself gets its headers");
+        assert.ok(first.headers["x-spool-signature"]);
+        const [landed] = other.requests;
+        assert.is(landed.headers.authorization, undefined);
+        assert.is(landed.headers["x-api-key"], undefined);
+        assert.is(landed.headers["x-spool-signature"], undefined);
+        assert.is(landed.headers["content-type"], "text/plain", "the message's own headers still go");
+        assert.is(landed.headers["x-spool-message-id"], "evt_abc");
+      },
+    );
+  } finally {
+    await other.close();
+  }
+});
+
 push("target headers replace stored ones; Spool's own headers cannot be overridden by either", async () => {
   await withReceiver(undefined, async (receiver, send) => {
     await send({
