@@ -463,6 +463,28 @@ test("headers copied by forward auth count against max_headers: over the limit i
   }
 });
 
+test("a copy_headers header is stored only as forward auth answered it: a sender's own copy never is", async () => {
+  const authServer = createServer((req, res) => {
+    // An anonymous caller is allowed without an identity; a known one gets theirs.
+    res.writeHead(200, req.headers.authorization === "Bearer good" ? { "X-User-Id": "alice" } : {});
+    res.end();
+  });
+  await new Promise<void>((resolve) => authServer.listen(0, "127.0.0.1", resolve));
+  const authUrl = `http://127.0.0.1:${(authServer.address() as AddressInfo).port}/check`;
+  const forward = { kind: "forward" as const, url: authUrl, timeoutMs: 2_000, copyHeaders: ["X-User-Id"], bodyLimitBytes: 1024 };
+  const s = await run(buildConfig({ routes: [pullRoute("/hooks/fwd", "/fwd", { auth: forward })] }));
+  try {
+    assert.is((await call(`${s.ingress}/hooks/fwd`, { headers: { authorization: "Bearer anon", "x-user-id": "admin" }, body: "anon" })).status, 202);
+    assert.is((await call(`${s.ingress}/hooks/fwd`, { headers: { authorization: "Bearer good", "X-USER-ID": "admin" }, body: "good" })).status, 202);
+    const items = (await pullCall(`${s.pull}/fwd`, "dequeue", "pull-token", { batch: 10 })).json.items as { payload_b64: string; headers: Record<string, string> }[];
+    const byBody = Object.fromEntries(items.map((i) => [Buffer.from(i.payload_b64, "base64").toString(), i.headers["X-User-Id"]]));
+    assert.equal(byBody, { anon: undefined, good: "alice" });
+  } finally {
+    await s.app.stop();
+    await new Promise((resolve) => authServer.close(resolve));
+  }
+});
+
 test("an unreachable forward-auth service is 503 and said in the runtime log, once per route in a burst", async () => {
   const down = await new Promise<number>((resolve) => {
     const probe = createServer();
