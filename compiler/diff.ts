@@ -86,14 +86,17 @@ function keyedRoute(route: Route): unknown {
 
 /**
  * Values that may hold a credential although they are not secret sources: outbound and tracing
- * header values (`header "Authorization" "Bearer {env.TOKEN}"`), match header values, basic-auth
- * passwords and a URL's password (a tracing collector's `user:pass@`). They are compared but never
- * printed. `vars` values, which those may come through, are diffed by name only (diffValues).
+ * header values (`header "Authorization" "Bearer {env.TOKEN}"`), match header and query values,
+ * an exec target's `env` values (`env API_KEY "sk_live_…"`), basic-auth passwords and a URL's
+ * password (a tracing collector's `user:pass@`). They are compared but never printed, their names
+ * are. `vars` values, which those may come through, are diffed by name only (diffValues).
  */
+const NAMED_VALUES = new Set(["headers", "query", "env"]);
+
 function sensitive(key: string, value: unknown): unknown {
   if (key === "password" && typeof value === "string") return "(redacted)";
   if (typeof value === "string" && URL_PASSWORD.test(value)) return value.replace(URL_PASSWORD, "$1(redacted)@");
-  if (key === "headers" && Array.isArray(value)) {
+  if (NAMED_VALUES.has(key) && Array.isArray(value)) {
     return value.map((entry: unknown) =>
       Array.isArray(entry) ? [entry[0], "(redacted)"] : isRecord(entry) && "value" in entry ? { ...entry, value: "(redacted)" } : entry,
     );

@@ -67,6 +67,18 @@ diff("vars are named but their values never printed; a URL's password is masked"
   assert.not.ok(traced.includes("pwA") || traced.includes("pwB"), traced);
 });
 
+diff("exec env values and match query values are compared but never printed; their names are", () => {
+  const exec = (key: string) => `/e { deliver exec "/bin/true" { env API_KEY "${key}" } }\n`;
+  const execOut = renderChanges(diffConfigs(ir(exec("sk_live_OLDVALUE1")), ir(exec("sk_live_NEWVALUE2"))));
+  assert.match(execOut, "env");
+  assert.match(execOut, "API_KEY");
+  assert.not.ok(execOut.includes("sk_live"), execOut);
+  const matched = (value: string) => `${base}/m { match { query "key" "${value}" }; pull { path /m } }\n`;
+  const matchOut = renderChanges(diffConfigs(ir(matched("QUERYSECRET1")), ir(matched("QUERYSECRET2"))));
+  assert.match(matchOut, "query");
+  assert.not.ok(matchOut.includes("QUERYSECRET"), matchOut);
+});
+
 diff("two large, wholly different files give one whole-file hunk that still applies, instead of an edit search without end", () => {
   // Every 100th line is the same in both: a full edit search would keep those as context lines.
   const routes = (prefix: string) => Array.from({ length: 3_000 }, (_, i) => (i % 100 === 0 ? `# section ${i}` : `/${prefix}${i} { pull { path /p${i} } }`)).join("\n") + "\n";
