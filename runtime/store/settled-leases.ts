@@ -20,7 +20,7 @@ export type SettleKind = "ack" | "nack" | "dead";
 const DEFAULT_CAPACITY = 200_000;
 
 interface Generation {
-  readonly entries: Map<string, { kind: SettleKind; atMs: number }>;
+  readonly entries: Map<string, { kind: SettleKind; atMs: number; route: string | undefined }>;
   newestAtMs: number;
 }
 
@@ -41,19 +41,26 @@ export class SettledLeases {
     return this.current.entries.size + this.previous.entries.size;
   }
 
-  remember(leaseId: string, kind: SettleKind, atMs: number): void {
+  /** `route`: the lease's route, when known; a repeat through another route is then not this lease. */
+  remember(leaseId: string, kind: SettleKind, atMs: number, route?: string): void {
     if (this.current.entries.size >= this.generationSize) this.rotate();
     this.previous.entries.delete(leaseId);
-    this.current.entries.set(leaseId, { kind, atMs });
+    this.current.entries.set(leaseId, { kind, atMs, route });
     if (atMs > this.current.newestAtMs) this.current.newestAtMs = atMs;
   }
 
-  /** The kind a lease was settled with within the memory window, or undefined. */
-  lookup(leaseId: string, nowMs: number): SettleKind | undefined {
+  /**
+   * The kind a lease was settled with within the memory window, or undefined; also undefined when
+   * asked through a route other than the lease's (Pull API leases are scoped to their route: a
+   * foreign lease is lease_not_found, settled or not).
+   */
+  lookup(leaseId: string, nowMs: number, route?: string): SettleKind | undefined {
     const cutoffMs = nowMs - SETTLED_LEASE_MEMORY_MS;
     this.forgetOlderThan(cutoffMs);
     const entry = this.current.entries.get(leaseId) ?? this.previous.entries.get(leaseId);
-    return entry && entry.atMs > cutoffMs ? entry.kind : undefined;
+    if (!entry || entry.atMs <= cutoffMs) return undefined;
+    if (route !== undefined && entry.route !== undefined && entry.route !== route) return undefined;
+    return entry.kind;
   }
 
   private rotate(): void {

@@ -422,6 +422,17 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.equal((await store.ack([lease.leaseId], { route: "/orders" })).settled, [lease.leaseId]);
   });
 
+  it("a settled lease repeated through another route is not found there; through its own it is a repeat", {}, async (store) => {
+    await store.enqueue([message("acked-here"), message("nacked-here")]);
+    const [a, n] = await store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: MINUTE });
+    assert.equal((await store.ack([a.leaseId], { route: "/orders" })).settled, [a.leaseId]);
+    assert.equal((await store.nack([n.leaseId], { dead: true }, { route: "/orders" })).settled, [n.leaseId]);
+    assert.equal(await store.ack([a.leaseId], { route: "/other" }), { settled: [], conflicts: [{ leaseId: a.leaseId, reason: "lease_not_found" }] });
+    assert.equal(await store.nack([n.leaseId], { dead: true }, { route: "/other" }), { settled: [], conflicts: [{ leaseId: n.leaseId, reason: "lease_not_found" }] });
+    assert.equal(await store.ack([a.leaseId], { route: "/orders" }), { settled: [a.leaseId], conflicts: [], repeated: [a.leaseId] });
+    assert.equal(await store.ack([a.leaseId]), { settled: [a.leaseId], conflicts: [], repeated: [a.leaseId] }, "unscoped (push and exec delivery)");
+  });
+
   it("with delivered_retention off ack deletes the message", {}, async (store) => {
     await store.enqueue([message("gone")]);
     const [lease] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: MINUTE });

@@ -91,9 +91,9 @@ export class LeaseOps {
       const inScope = row !== undefined && (scope?.route === undefined || row.route === scope.route);
       if (row && inScope && row.state === "leased" && row.leaseUntilMs! > nowMs) {
         apply(row, nowMs);
-        if (kind) this.settled.remember(leaseId, kind, nowMs);
+        if (kind) this.settled.remember(leaseId, kind, nowMs, row.route);
         outcome.settled.push(leaseId);
-      } else if (kind && this.settled.lookup(leaseId, nowMs) === kind) {
+      } else if (kind && this.settled.lookup(leaseId, nowMs, scope?.route) === kind) {
         outcome.settled.push(leaseId);
         (outcome.repeated ??= []).push(leaseId);
       } else if (row && inScope) {

@@ -260,7 +260,10 @@ export class LeaseOps {
       const row = classified.get(leaseId);
       // A queued row still holding this lease id is one whose lease ran out and was swept.
       const inScope = (row?.state === "leased" || row?.state === "queued") && (scope?.route === undefined || row.route === scope.route);
-      if (kind && row?.kind === kind) {
+      // A lease settled through its own route only (a foreign lease is lease_not_found, settled or
+      // not); rows remembered before schema 3 name no route.
+      const settledHere = row?.settled_route == null || scope?.route === undefined || row.settled_route === scope.route;
+      if (kind && row?.kind === kind && settledHere) {
         outcome.settled.push(leaseId);
         (outcome.repeated ??= []).push(leaseId);
       } else if (inScope) {

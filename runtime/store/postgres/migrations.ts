@@ -118,6 +118,12 @@ ALTER TABLE settled_leases DROP CONSTRAINT IF EXISTS settled_leases_kind_check;
 ALTER TABLE settled_leases ADD CONSTRAINT settled_leases_kind_check CHECK (kind IN ('ack', 'nack', 'dead'));
 `,
   },
+  {
+    // A settled lease remembers its route, so a repeat through another route is lease_not_found
+    // like any foreign lease (DECISIONS.md "Pull API"); rows from before name none.
+    version: 3,
+    sql: "ALTER TABLE settled_leases ADD COLUMN IF NOT EXISTS route text;",
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1].version;

@@ -66,8 +66,8 @@ WITH changed AS (
 )${
     settleKind
       ? `, remembered AS (
-  INSERT INTO settled_leases (lease_id, kind, settled_at) SELECT lease_id, '${settleKind}', $2 FROM changed
-  ON CONFLICT (lease_id) DO UPDATE SET kind = excluded.kind, settled_at = excluded.settled_at
+  INSERT INTO settled_leases (lease_id, kind, settled_at, route) SELECT lease_id, '${settleKind}', $2, route FROM changed
+  ON CONFLICT (lease_id) DO UPDATE SET kind = excluded.kind, settled_at = excluded.settled_at, route = excluded.route
 )`
       : ""
   }
@@ -100,7 +100,7 @@ export const EXTEND = settleLeasesSql(
 
 /** For leases the settle statement did not change: $1 ids, $2 oldest settled_at still remembered. */
 export const CLASSIFY_LEASES = `
-SELECT l.lease_id, s.kind, m.route, m.state, m.lease_until
+SELECT l.lease_id, s.kind, s.route AS settled_route, m.route, m.state, m.lease_until
 FROM unnest($1::text[]) AS l(lease_id)
 LEFT JOIN settled_leases s ON s.lease_id = l.lease_id AND s.settled_at > $2
 LEFT JOIN messages m ON m.lease_id = l.lease_id`;

@@ -240,7 +240,7 @@ export class SqliteStore implements Store {
       const nowMs = this.clock.now();
       const route = scope?.route ?? null;
       const deleted = this.sql.ackDelete.all(JSON.stringify(ids), nowMs, route, route) as string[];
-      for (const leaseId of deleted) this.settled.remember(leaseId, "ack", nowMs);
+      for (const leaseId of deleted) this.settled.remember(leaseId, "ack", nowMs, scope?.route);
       if (deleted.length === ids.length) return { settled: ids, conflicts: [] };
       const done = new Set(deleted);
       const rest = this.settleLeases(ids.filter((id) => !done.has(id)), scope, "ack", () => {});
@@ -300,7 +300,7 @@ export class SqliteStore implements Store {
       if (row && inScope && row.state === "leased" && row.lease_until > nowMs) {
         valid.push(row);
         outcome.settled.push(leaseId);
-      } else if (kind && this.settled.lookup(leaseId, nowMs) === kind) {
+      } else if (kind && this.settled.lookup(leaseId, nowMs, scope?.route) === kind) {
         outcome.settled.push(leaseId);
         (outcome.repeated ??= []).push(leaseId);
       } else if (row && inScope) {
@@ -312,7 +312,7 @@ export class SqliteStore implements Store {
     }
     if (sawExpired) this.sql.expireLeases.run(nowMs);
     if (valid.length > 0) apply(valid.map((row) => row.rowid), nowMs, valid);
-    if (kind) for (const row of valid) this.settled.remember(row.lease_id, kind, nowMs);
+    if (kind) for (const row of valid) this.settled.remember(row.lease_id, kind, nowMs, row.route);
     return outcome;
   }
 
