@@ -1,0 +1,43 @@
+// PostgreSQL sessions killed while the store is under load: every call resolves or fails with a
+// catchable `unavailable`, and the process survives. The driver (postgres.js 3.4.9) crashed the
+// process here, from a flush scheduled before the close (scripts/patch-postgres-driver.mjs, run at
+// install, patches it); the child process is what would die.
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { repoPath } from "../helpers/repo.js";
+import { PgSchemas } from "../helpers/pg-schema.js";
+import { postgresTestDsn, reportSkipped } from "../helpers/skip.js";
+
+const dsn = postgresTestDsn();
+const test = suite("postgres: sessions killed under load");
+
+test("the installed driver carries the closed-socket patch", () => {
+  assert.ok(readFileSync(repoPath("node_modules", "postgres", "src", "connection.js"), "utf8").includes("/* spool: patched closed-socket flush */"));
+});
+
+if (!dsn) {
+  reportSkipped("postgres: sessions killed under load", 1, "SPOOL_TEST_POSTGRES_DSN is not set");
+} else {
+  const schemas = new PgSchemas(dsn, "spool_killed_load");
+  test("rounds of 2,000 concurrent enqueues while every session is killed six times: each succeeds or fails unavailable, and the process lives", async () => {
+    const schema = schemas.next();
+    try {
+      const child = spawn(process.execPath, [fileURLToPath(new URL("./postgres-killed-under-load-child.js", import.meta.url)), dsn, schema], { stdio: ["ignore", "pipe", "pipe"] });
+      let output = "";
+      child.stdout.on("data", (chunk) => (output += chunk));
+      child.stderr.on("data", (chunk) => (output += chunk));
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      assert.is(code, 0, output.slice(-2000));
+      const counts = JSON.parse(output.trim().split("\n").pop()!) as { ok: number; refused: number; other: number };
+      assert.is(counts.other, 0, output);
+      assert.is(counts.ok + counts.refused, 6_000);
+    } finally {
+      await schemas.dropAll();
+    }
+  });
+}
+
+test.run();
