@@ -1,5 +1,6 @@
 // PostgreSQL sessions killed while the store is under load: every call resolves or fails with a
-// catchable `unavailable`, and the process survives. The driver (postgres.js 3.4.9) crashed the
+// catchable `unavailable`, what was accepted is stored and what was refused is not, and the process
+// survives. The driver (postgres.js 3.4.9) crashed the
 // process here, from a flush scheduled before the close (scripts/patch-postgres-driver.mjs, run at
 // install, patches it); the child process is what would die.
 import { spawn } from "node:child_process";
@@ -31,9 +32,11 @@ if (!dsn) {
       child.stderr.on("data", (chunk) => (output += chunk));
       const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
       assert.is(code, 0, output.slice(-2000));
-      const counts = JSON.parse(output.trim().split("\n").pop()!) as { ok: number; refused: number; other: number };
+      const counts = JSON.parse(output.trim().split("\n").pop()!) as { ok: number; refused: number; other: number; acceptedButMissing: number; refusedButStored: number };
       assert.is(counts.other, 0, output);
       assert.is(counts.ok + counts.refused, 6_000);
+      assert.is(counts.acceptedButMissing, 0, "every accepted message is stored");
+      assert.is(counts.refusedButStored, 0, "no refused message is stored (a COMMIT whose answer was lost is looked up)");
     } finally {
       await schemas.dropAll();
     }

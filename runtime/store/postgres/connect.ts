@@ -118,7 +118,7 @@ export function postgresStoreError(error: unknown, context: string): StoreError 
  * A killed or dropped session: SQLSTATE class 08 (connection exception), 57P01-57P03 (terminated by
  * an administrator, a crash or a restart), or the driver's own codes for a closed or unreachable socket.
  */
-function isConnectionLoss(error: unknown): boolean {
+export function isConnectionLoss(error: unknown): boolean {
   const code = String((error as { code?: unknown } | null)?.code ?? "");
   return /^08|^57P0[123]$|^CONNECTION_(CLOSED|DESTROYED)$|^CONNECT_TIMEOUT$|^ECONN|^EPIPE$|^ETIMEDOUT$/.test(code);
 }

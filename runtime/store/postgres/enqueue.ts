@@ -5,8 +5,8 @@ import { GroupCommitter, type PendingWrite } from "../group-commit.js";
 import type { StoreObserver } from "../observer.js";
 import { positiveOrNull } from "../options.js";
 import { StoreError, type NewMessage } from "../store.js";
-import { postgresStoreError, type Tx } from "./connect.js";
-import type { PgContext } from "./context.js";
+import { isConnectionLoss, postgresStoreError, type Tx } from "./connect.js";
+import type { PgContext, Row } from "./context.js";
 import * as q from "./queries.js";
 
 type Batch = readonly NewMessage[];
@@ -55,15 +55,51 @@ export class EnqueueWriter {
     try {
       written = await this.writeGroupOnce(writes, nowMs, false);
     } catch (error) {
+      if (isConnectionLoss(error)) return this.outcomeAfterLostConnection(writes, nowMs, error);
       if ((error as { code?: string }).code !== "23505") throw postgresStoreError(error, "enqueue");
       try {
         written = await this.writeGroupOnce(writes, nowMs, true);
       } catch (retryError) {
+        if (isConnectionLoss(retryError)) return this.outcomeAfterLostConnection(writes, nowMs, retryError);
         throw postgresStoreError(retryError, "enqueue");
       }
     }
     const { errors, dropped } = written;
     if (dropped > 0) this.observer.dropped(dropped);
+    this.cx.ready.notifyStored(writes.filter((_, i) => errors[i] === undefined).flatMap((write) => write.items), nowMs);
+    return errors;
+  }
+
+  /**
+   * The connection went during the group's transaction, perhaps during its COMMIT: whether it
+   * committed is unknown, and a caller told "refused" must not find its message stored
+   * (clarifications 22 and 58). One transaction holds the group, so each caller's messages are all
+   * stored or none: a new session looks them up (id and received_at, so an older message with a
+   * published id does not count), and a caller whose messages are all there has been written. The
+   * others get `unavailable`, and so does every caller when the lookup cannot be made either (the
+   * outcome then stays unknown: a caller so refused may find its message stored).
+   */
+  private async outcomeAfterLostConnection(writes: readonly PendingWrite<Batch>[], nowMs: number, lost: unknown): Promise<(unknown | undefined)[]> {
+    const refusal = postgresStoreError(lost, "enqueue");
+    const items = writes.flatMap((write) => write.items);
+    let stored: Set<string> | undefined;
+    // The lookup runs on a new session, which the same outage may take too: a few tries, 1.5 s in all.
+    for (const waitMs of [0, 100, 200, 400, 800]) {
+      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      try {
+        const rows: Row[] = await this.cx.sql.unsafe(
+          "SELECT m.id FROM messages m JOIN unnest($1::text[], $2::bigint[]) AS w(id, received_at) ON m.id = w.id AND m.received_at = w.received_at",
+          [items.map((m) => m.id), items.map((m) => m.receivedAtMs ?? nowMs)],
+          { prepare: true },
+        );
+        stored = new Set(rows.map((row) => row.id as string));
+        break;
+      } catch {
+        // tried again below
+      }
+    }
+    if (!stored) return writes.map(() => refusal);
+    const errors = writes.map((write) => (write.items.every((m) => stored.has(m.id)) ? undefined : refusal));
     this.cx.ready.notifyStored(writes.filter((_, i) => errors[i] === undefined).flatMap((write) => write.items), nowMs);
     return errors;
   }
