@@ -115,8 +115,19 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
     process.stderr.write(`spool run: cannot start: ${(error as Error).message}\n`);
     return 1;
   }
-  // The pid file appears once the service answers (clarifications.md 60).
-  if (flags.pidFile) writeFileSync(flags.pidFile, `${process.pid}\n`);
+  // The pid file appears once the service answers (clarifications.md 60). One that cannot be written
+  // is a startup error: a supervisor that signals by it could not stop or reload this process.
+  if (flags.pidFile) {
+    try {
+      writeFileSync(flags.pidFile, `${process.pid}\n`);
+    } catch (error) {
+      process.stderr.write(`spool run: cannot write the pid file ${flags.pidFile}: ${(error as Error).message}\n`);
+      watcher?.close();
+      stopSighup?.();
+      await app.stop(STOP_DEADLINE_MS);
+      return 1;
+    }
+  }
 
   const signal = await stopped;
   logger().info("spool_stopping", { signal });

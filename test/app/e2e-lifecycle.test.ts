@@ -141,6 +141,23 @@ test("SIGHUP with --pid-file reloads routes and the pull_api rate limit; the pid
   }
 });
 
+test("a --pid-file that cannot be written stops the start: exit 1 naming it, listeners closed", async () => {
+  const dir = join(temp.path, "pid-unwritable");
+  mkdirSync(dir);
+  const ports = await freePorts();
+  const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
+  const pidFile = join(dir, "missing-dir", "spool.pid");
+  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "spool.db"), "--pid-file", pidFile]);
+  const { code } = await proc.exited;
+  assert.is(code, 1, proc.output());
+  assert.match(proc.output(), `cannot write the pid file ${pidFile}`);
+  const after = await fetch(`${urls(ports).admin}/healthz`).then(
+    (response) => `answered ${response.status}`,
+    () => "refused",
+  );
+  assert.is(after, "refused", "nothing is left listening");
+});
+
 test("SIGTERM answers open long polls at once with empty items and the process exits", async () => {
   const { u, proc } = await serveRouteA("term");
   await waitHealthy(proc, u.admin);
