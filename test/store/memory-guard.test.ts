@@ -4,6 +4,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { TestClock } from "../../runtime/clock.js";
 import { openStore } from "../../runtime/store/open.js";
+import { MemoryGuard } from "../../runtime/store/memory/guard.js";
+import { MessageTable } from "../../runtime/store/memory/table.js";
 import { StoreError } from "../../runtime/store/store.js";
 import { message } from "./contract.js";
 
@@ -53,6 +55,33 @@ test("under drop_oldest the guard counts what the removal frees", async () => {
   assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["b", "c"]);
   assert.is(store.memoryStats()!.memoryPressure.rejectedTotal, 0);
   await store.close();
+});
+
+test("the heap V8 actually uses is watched too: past 80% of its old-generation room new messages are refused, whatever the estimate", () => {
+  // A 256 MiB heap limit holds 192 MiB of old generation; 80% of it is 153.6 MiB.
+  const MiB = 1024 * 1024;
+  let used = 100;
+  let now = 0;
+  const guard = new MemoryGuard(new MessageTable(), { memoryMaxRetainedBytes: 1_000_000 }, () => ({ used: used * MiB, limit: 256 * MiB }), () => now);
+  guard.admit(1, 100);
+  used = 160;
+  guard.admit(1, 100); // read at most every 50 ms: the last reading stands
+  now = 50;
+  const error = (() => {
+    try {
+      guard.admit(1, 100);
+    } catch (caught) {
+      return caught as StoreError;
+    }
+    return undefined;
+  })();
+  assert.is(error?.code, "memory_pressure");
+  assert.match(error!.message, "heap limit");
+  assert.equal([guard.stats().memoryPressure.active, guard.stats().memoryPressure.reason], [true, "heap_used"]);
+  used = 150;
+  now = 100;
+  guard.admit(1, 100);
+  assert.is(guard.stats().memoryPressure.active, false);
 });
 
 test.run();
