@@ -65,7 +65,14 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
 
   const dbPath = resolve(flags.db);
   const postgresDsn = flags.postgresDsn ?? process.env.SPOOL_POSTGRES_DSN;
-  if (config.backend === "sqlite") mkdirSync(dirname(dbPath), { recursive: true });
+  if (config.backend === "sqlite") {
+    try {
+      mkdirSync(dirname(dbPath), { recursive: true });
+    } catch (error) {
+      process.stderr.write(`spool run: cannot create the directory of --db ${dbPath}: ${(error as Error).message}\n`);
+      return 1;
+    }
+  }
   if (config.backend === "postgres" && !postgresDsn) {
     process.stderr.write("spool run: queue backend postgres needs --postgres-dsn\n");
     return 1;

@@ -158,6 +158,18 @@ test("a --pid-file that cannot be written stops the start: exit 1 naming it, lis
   assert.is(after, "refused", "nothing is left listening");
 });
 
+test("a --db whose directory cannot be made is a startup error: exit 1 naming it, not a usage error", async () => {
+  const dir = join(temp.path, "db-under-file");
+  mkdirSync(dir);
+  const ports = await freePorts();
+  const config = writeSpoolfile(dir, spoolfileText(ports, ROUTE_A));
+  writeFileSync(join(dir, "afile"), "");
+  const proc = spawnSpool(["run", "--config", config, "--db", join(dir, "afile", "spool.db")]);
+  const { code } = await proc.exited;
+  assert.is(code, 1, proc.output());
+  assert.match(proc.output(), "cannot create the directory of --db");
+});
+
 test("SIGTERM answers open long polls at once with empty items and the process exits", async () => {
   const { u, proc } = await serveRouteA("term");
   await waitHealthy(proc, u.admin);
