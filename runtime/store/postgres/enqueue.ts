@@ -24,6 +24,19 @@ interface Admission {
   room: number;
 }
 
+/** How long the lookup after a lost connection may take before the outcome is left unknown. */
+const LOOKUP_BUDGET_MS = 2_000;
+
+/**
+ * A failure that may have come after the transaction's COMMIT reached the server: the session was
+ * lost while in use (closed, reset, terminated). One that came before any session was had (connect
+ * timeout, refused, no such host) wrote nothing.
+ */
+function mayHaveCommitted(error: unknown): boolean {
+  const code = String((error as { code?: unknown } | null)?.code ?? "");
+  return isConnectionLoss(error) && !/^CONNECT_TIMEOUT$|^ECONNREFUSED$|^ENOTFOUND$|^EAI_AGAIN$|^EHOSTUNREACH$|^ENETUNREACH$/.test(code);
+}
+
 export class EnqueueWriter {
   private readonly groups: GroupCommitter<Batch>;
   private readonly admissionLockKey: string;
@@ -55,12 +68,12 @@ export class EnqueueWriter {
     try {
       written = await this.writeGroupOnce(writes, nowMs, false);
     } catch (error) {
-      if (isConnectionLoss(error)) return this.outcomeAfterLostConnection(writes, nowMs, error);
+      if (mayHaveCommitted(error)) return this.outcomeAfterLostConnection(writes, nowMs, error);
       if ((error as { code?: string }).code !== "23505") throw postgresStoreError(error, "enqueue");
       try {
         written = await this.writeGroupOnce(writes, nowMs, true);
       } catch (retryError) {
-        if (isConnectionLoss(retryError)) return this.outcomeAfterLostConnection(writes, nowMs, retryError);
+        if (mayHaveCommitted(retryError)) return this.outcomeAfterLostConnection(writes, nowMs, retryError);
         throw postgresStoreError(retryError, "enqueue");
       }
     }
@@ -83,19 +96,32 @@ export class EnqueueWriter {
     const refusal = postgresStoreError(lost, "enqueue");
     const items = writes.flatMap((write) => write.items);
     let stored: Set<string> | undefined;
-    // The lookup runs on a new session, which the same outage may take too: a few tries, 1.5 s in all.
+    // The lookup runs on a new session, which the same outage may take too: a few tries, at most
+    // LOOKUP_BUDGET_MS in all (a host that stopped answering would hold each try for the connect timeout).
+    const deadline = performance.now() + LOOKUP_BUDGET_MS;
     for (const waitMs of [0, 100, 200, 400, 800]) {
       if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      const left = deadline - performance.now();
+      if (left <= 0) break;
+      const lookup = this.cx.sql.unsafe(
+        "SELECT m.id FROM messages m JOIN unnest($1::text[], $2::bigint[]) AS w(id, received_at) ON m.id = w.id AND m.received_at = w.received_at",
+        [items.map((m) => m.id), items.map((m) => m.receivedAtMs ?? nowMs)],
+        { prepare: true },
+      ) as Promise<Row[]>;
+      let timer: NodeJS.Timeout | undefined;
+      const outOfTime = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), left)));
       try {
-        const rows: Row[] = await this.cx.sql.unsafe(
-          "SELECT m.id FROM messages m JOIN unnest($1::text[], $2::bigint[]) AS w(id, received_at) ON m.id = w.id AND m.received_at = w.received_at",
-          [items.map((m) => m.id), items.map((m) => m.receivedAtMs ?? nowMs)],
-          { prepare: true },
-        );
+        const rows = await Promise.race([lookup, outOfTime]);
+        if (rows === "late") {
+          lookup.catch(() => {});
+          break;
+        }
         stored = new Set(rows.map((row) => row.id as string));
         break;
       } catch {
         // tried again below
+      } finally {
+        clearTimeout(timer);
       }
     }
     if (!stored) return writes.map(() => refusal);
