@@ -102,6 +102,10 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   // The watcher is ready before /healthz first answers (DECISIONS.md "Settled details").
   const watcher = flags.watch ? watchConfigFile(configPath, () => triggerReload("watch"), { onError: (error) => logger().warn("config_watch_failed", { error }) }) : undefined;
   const stopSighup = flags.pidFile ? onSighup(() => triggerReload("sighup", true)) : undefined;
+  const stopReloads = () => {
+    watcher?.close();
+    stopSighup?.();
+  };
 
   let stopRequested: (signal: string) => void = () => {};
   const stopped = new Promise<string>((resolveStop) => (stopRequested = resolveStop));
@@ -117,8 +121,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   try {
     await app.start();
   } catch (error) {
-    watcher?.close();
-    stopSighup?.();
+    stopReloads();
     process.stderr.write(`spool run: cannot start: ${(error as Error).message}\n`);
     return 1;
   }
@@ -129,8 +132,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
       writeFileSync(flags.pidFile, `${process.pid}\n`);
     } catch (error) {
       process.stderr.write(`spool run: cannot write the pid file ${flags.pidFile}: ${(error as Error).message}\n`);
-      watcher?.close();
-      stopSighup?.();
+      stopReloads();
       await app.stop(STOP_DEADLINE_MS);
       return 1;
     }
@@ -143,8 +145,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
     process.exit(1);
   }, HARD_EXIT_MS);
   hardExit.unref();
-  watcher?.close();
-  stopSighup?.();
+  stopReloads();
   await app.stop(STOP_DEADLINE_MS);
   if (flags.pidFile) rmSync(flags.pidFile, { force: true });
   clearTimeout(hardExit);
