@@ -3,6 +3,7 @@
 // for (DECISIONS.md "Settled details": health details and queue gauges are at most 2 s stale; the
 // spec asks for stale-while-refresh under heavy load, so a burst of probes makes one store query).
 import type { Clock } from "../clock.js";
+import { withDeadline } from "../deadline.js";
 
 export interface StaleCacheOptions {
   refreshAfterMs: number;
@@ -59,13 +60,4 @@ export class StaleWhileRefreshCache<T> {
     );
     return this.#inFlight;
   }
-}
-
-/** `work`, or a rejection once `ms` (real time) have passed without its answer. */
-function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }

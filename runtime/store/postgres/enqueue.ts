@@ -7,6 +7,7 @@ import { positiveOrNull } from "../options.js";
 import { StoreError, type NewMessage } from "../store.js";
 import { isConnectionLoss, postgresStoreError, type Tx } from "./connect.js";
 import type { PgContext, Row } from "./context.js";
+import { withDeadline } from "../../deadline.js";
 import * as q from "./queries.js";
 
 type Batch = readonly NewMessage[];
@@ -64,70 +65,52 @@ export class EnqueueWriter {
   private async writeGroup(writes: readonly PendingWrite<Batch>[]): Promise<(unknown | undefined)[]> {
     this.assertOpen();
     const nowMs = this.cx.clock.now();
-    let written: GroupOutcome;
-    try {
-      written = await this.writeGroupOnce(writes, nowMs, false);
-    } catch (error) {
-      if (mayHaveCommitted(error)) return this.outcomeAfterLostConnection(writes, nowMs, error);
-      if ((error as { code?: string }).code !== "23505") throw postgresStoreError(error, "enqueue");
-      try {
-        written = await this.writeGroupOnce(writes, nowMs, true);
-      } catch (retryError) {
-        if (mayHaveCommitted(retryError)) return this.outcomeAfterLostConnection(writes, nowMs, retryError);
-        throw postgresStoreError(retryError, "enqueue");
-      }
-    }
-    const { errors, dropped } = written;
+    const failed = (error: unknown) => this.outcomeOfFailedGroup(writes, nowMs, error);
+    const { errors, dropped } = await this.writeGroupOnce(writes, nowMs, false).catch((error: unknown) =>
+      (error as { code?: string }).code === "23505" ? this.writeGroupOnce(writes, nowMs, true).catch(failed) : failed(error),
+    );
     if (dropped > 0) this.observer.dropped(dropped);
     this.cx.ready.notifyStored(writes.filter((_, i) => errors[i] === undefined).flatMap((write) => write.items), nowMs);
     return errors;
   }
 
   /**
-   * The connection went during the group's transaction, perhaps during its COMMIT: whether it
-   * committed is unknown, and a caller told "refused" must not find its message stored
-   * (clarifications 22 and 58). One transaction holds the group, so each caller's messages are all
-   * stored or none: a new session looks them up (id and received_at, so an older message with a
-   * published id does not count), and a caller whose messages are all there has been written. The
-   * others get `unavailable`, and so does every caller when the lookup cannot be made either (the
-   * outcome then stays unknown: a caller so refused may find its message stored).
+   * A group whose transaction failed: every caller fails `unavailable` (thrown), unless the
+   * connection went while in use, perhaps during COMMIT. Whether it committed is then unknown, and a
+   * caller told "refused" must not find its message stored (clarifications 22 and 58). One
+   * transaction holds the group, so each caller's messages are all stored or none: a caller whose
+   * messages are all there (lookupStored) has been written. The others get `unavailable`, and so
+   * does every caller when the lookup cannot be made either (the outcome then stays unknown: a
+   * caller so refused may find its message stored).
    */
-  private async outcomeAfterLostConnection(writes: readonly PendingWrite<Batch>[], nowMs: number, lost: unknown): Promise<(unknown | undefined)[]> {
-    const refusal = postgresStoreError(lost, "enqueue");
-    const items = writes.flatMap((write) => write.items);
-    let stored: Set<string> | undefined;
-    // The lookup runs on a new session, which the same outage may take too: a few tries, at most
-    // LOOKUP_BUDGET_MS in all (a host that stopped answering would hold each try for the connect timeout).
+  private async outcomeOfFailedGroup(writes: readonly PendingWrite<Batch>[], nowMs: number, error: unknown): Promise<GroupOutcome> {
+    const refusal = postgresStoreError(error, "enqueue");
+    if (!mayHaveCommitted(error)) throw refusal;
+    const stored = await this.lookupStored(writes.flatMap((write) => write.items), nowMs);
+    return { errors: writes.map((write) => (stored && write.items.every((m) => stored.has(m.id)) ? undefined : refusal)), dropped: 0 };
+  }
+
+  /**
+   * The ids of `items` stored as this group wrote them (id and received_at, so an older message
+   * with a published id does not count), looked up on a new session. The same outage may take that
+   * session too: a few tries, at most LOOKUP_BUDGET_MS in all (a host that stopped answering would
+   * hold each for the connect timeout). Undefined when no try answered.
+   */
+  private async lookupStored(items: readonly NewMessage[], nowMs: number): Promise<Set<string> | undefined> {
+    const params = [items.map((m) => m.id), items.map((m) => m.receivedAtMs ?? nowMs)];
     const deadline = performance.now() + LOOKUP_BUDGET_MS;
     for (const waitMs of [0, 100, 200, 400, 800]) {
       if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
       const left = deadline - performance.now();
-      if (left <= 0) break;
-      const lookup = this.cx.sql.unsafe(
-        "SELECT m.id FROM messages m JOIN unnest($1::text[], $2::bigint[]) AS w(id, received_at) ON m.id = w.id AND m.received_at = w.received_at",
-        [items.map((m) => m.id), items.map((m) => m.receivedAtMs ?? nowMs)],
-        { prepare: true },
-      ) as Promise<Row[]>;
-      let timer: NodeJS.Timeout | undefined;
-      const outOfTime = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), left)));
+      if (left <= 0) return undefined;
       try {
-        const rows = await Promise.race([lookup, outOfTime]);
-        if (rows === "late") {
-          lookup.catch(() => {});
-          break;
-        }
-        stored = new Set(rows.map((row) => row.id as string));
-        break;
+        const rows: Row[] = await withDeadline(this.cx.sql.unsafe(q.STORED_AS_WRITTEN, params, { prepare: true }) as Promise<Row[]>, left);
+        return new Set(rows.map((row) => row.id as string));
       } catch {
-        // tried again below
-      } finally {
-        clearTimeout(timer);
+        // tried again, while the budget lasts
       }
     }
-    if (!stored) return writes.map(() => refusal);
-    const errors = writes.map((write) => (write.items.every((m) => stored.has(m.id)) ? undefined : refusal));
-    this.cx.ready.notifyStored(writes.filter((_, i) => errors[i] === undefined).flatMap((write) => write.items), nowMs);
-    return errors;
+    return undefined;
   }
 
   private async writeGroupOnce(writes: readonly PendingWrite<Batch>[], nowMs: number, perCaller: boolean): Promise<GroupOutcome> {

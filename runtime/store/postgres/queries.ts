@@ -105,6 +105,10 @@ FROM unnest($1::text[]) AS l(lease_id)
 LEFT JOIN settled_leases s ON s.lease_id = l.lease_id AND s.settled_at > $2
 LEFT JOIN messages m ON m.lease_id = l.lease_id`;
 
+/** Which of the messages a group wrote are stored as it wrote them: $1 ids, $2 their received_at. */
+export const STORED_AS_WRITTEN =
+  "SELECT m.id FROM messages m JOIN unnest($1::text[], $2::bigint[]) AS w(id, received_at) ON m.id = w.id AND m.received_at = w.received_at";
+
 export const MESSAGE_COLUMNS = "id, route, target, state, received_at, next_run_at, attempt, lease_id, lease_until, dead_reason";
 
 /** Collects conditions with numbered placeholders. */
