@@ -41,30 +41,19 @@ export function createAdminFront(deps: AdminFrontDeps) {
  */
 function refuseForeignOrigin(req: IncomingMessage): void {
   const host = req.headers.host;
-  if (host !== undefined && !isLoopbackHost(hostnameOf(host))) {
+  if (host !== undefined && !namesLoopback(`http://${host}`)) {
     throw apiError("forbidden", `the Admin API has no token and answers only requests addressed to localhost, not ${JSON.stringify(host.slice(0, 100))}`, { closeConnection: hasBody(req) });
   }
   const origin = req.headers.origin;
-  if (origin !== undefined && !isLoopbackOrigin(origin)) {
+  if (origin !== undefined && !namesLoopback(origin)) {
     throw apiError("forbidden", `the Admin API has no token and answers no request from another origin (${JSON.stringify(origin.slice(0, 100))})`, { closeConnection: hasBody(req) });
   }
 }
 
-/** `host`, `host:port`, `[v6]`, `[v6]:port` → the host name or address, without brackets. */
-function hostnameOf(host: string): string {
-  const trimmed = host.trim();
-  if (trimmed.startsWith("[")) {
-    const end = trimmed.indexOf("]");
-    return trimmed.slice(1, end < 0 ? undefined : end);
-  }
-  const colon = trimmed.indexOf(":");
-  return colon < 0 ? trimmed : trimmed.slice(0, colon);
-}
-
-function isLoopbackOrigin(origin: string): boolean {
+/** Whether the URL's host is a loopback name or address; false for anything that is not a URL (an Origin of "null"). */
+function namesLoopback(url: string): boolean {
   try {
-    const url = new URL(origin);
-    return isLoopbackHost(url.hostname.replace(/^\[|\]$/g, ""));
+    return isLoopbackHost(new URL(url).hostname.replace(/^\[|\]$/g, ""));
   } catch {
     return false;
   }
