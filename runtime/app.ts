@@ -8,13 +8,12 @@ import { createHealthEndpoint } from "./health/http.js";
 import type { TrendSignalsView } from "./health/details.js";
 import { createQueueStatsSource, type QueueStatsSource } from "./health/queue-stats.js";
 import { createHttpServer, type HttpListener, type HttpServerOptions } from "./http/server.js";
-import { loadListenerTls } from "./http/tls.js";
 import { backpressureReason } from "./ingress/backpressure.js";
 import { secretValues } from "./ingress/auth-settings.js";
 import { createIngressHandler } from "./ingress/handler.js";
 import { buildIngressState, ingressRateLimits, type IngressState } from "./ingress/state.js";
 import { NonceCache } from "./ingress/verify/index.js";
-import { planListeners, startListeners, type RunningListener } from "./listeners.js";
+import { listenerName, loadPlanTls, planListeners, startListeners, type RunningListener } from "./listeners.js";
 import { createAccessLogger, type AccessLogger } from "./observability/access-log.js";
 import { createRuntimeLogger, type LogLevel, type RuntimeLogger } from "./observability/log.js";
 import { metricsHandler } from "./observability/metrics-endpoint.js";
@@ -170,11 +169,10 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
     // secrets from file: sources are: a renewed certificate is served from this reload on.
     for (const { plan, listener } of listeners) {
       if (!plan.tls) continue;
-      const where = plan.mounts.map((mount) => mount.name).join("/");
       try {
-        listener.refreshTls(loadListenerTls(plan.tls, where));
+        listener.refreshTls(loadPlanTls(plan.tls, plan));
       } catch (error) {
-        logger.warn("tls_reload_failed", { listener: where, error, detail: "the certificate read at the last start or reload is still served" });
+        logger.warn("tls_reload_failed", { listener: listenerName(plan), error, detail: "the certificate read at the last start or reload is still served" });
       }
     }
     for (const service of services) {
@@ -310,7 +308,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
     }
 
     const addresses: BoundAddress[] = listeners.map(({ plan, listener }) => ({
-      name: plan.mounts.map((m) => m.name).join("+"),
+      name: listenerName(plan),
       host: listener.address.host,
       port: listener.address.port,
     }));

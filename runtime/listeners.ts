@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ListenAddress, SpoolConfig, TlsConfig } from "../compiler/ir.js";
 import { apiError } from "./errors.js";
 import { createHttpServer, type HttpListener, type HttpServerOptions } from "./http/server.js";
-import { loadListenerTls } from "./http/tls.js";
+import { loadListenerTls, type ListenerTls } from "./http/tls.js";
 import type { AccessLogger } from "./observability/access-log.js";
 
 export type MountName = "ingress" | "pull" | "admin";
@@ -64,6 +64,16 @@ export function withinPrefix(path: string, prefix: string): boolean {
   return path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 0x2f);
 }
 
+/** The listener's name in logs and errors: its mounts, `ingress+pull` for a shared one. */
+export function listenerName(plan: ListenerPlan): string {
+  return plan.mounts.map((mount) => mount.name).join("+");
+}
+
+/** The listener's certificate and client policy, its files read now (at start, and again on each reload). */
+export function loadPlanTls(tls: TlsConfig, plan: ListenerPlan): ListenerTls {
+  return loadListenerTls(tls, listenerName(plan));
+}
+
 export interface RunningListener {
   readonly plan: ListenerPlan;
   readonly listener: HttpListener;
@@ -90,7 +100,7 @@ export async function startListeners(plans: readonly ListenerPlan[], options: St
         // Requests the server answers itself are logged under the mount their path falls in.
         ...(accessLog ? { onServerAnswer: (req: IncomingMessage, res: ServerResponse) => accessLog.track(req, res, mountFor(plan, requestPath(req.url ?? "/")).name) } : {}),
       };
-      if (plan.tls) http.tls = loadListenerTls(plan.tls, plan.mounts.map((mount) => mount.name).join("/"));
+      if (plan.tls) http.tls = loadPlanTls(plan.tls, plan);
       const server = createHttpServer(dispatcher(plan, options), http);
       const listener = await server.listen({ host: plan.listen.host === "" ? undefined : plan.listen.host, port: plan.listen.port });
       running.push({ plan, listener });
