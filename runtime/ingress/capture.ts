@@ -24,22 +24,21 @@ function storedName(sent: string): string | null {
 
 /**
  * The headers stored with a message. `extra` (forward auth's copied headers) is added last;
- * `reserved` names headers only `extra` may bring: forward auth's `copy_headers`, which a consumer
- * reads as the auth service's word (X-User-Id), so a sender's own copy is dropped even when the
- * auth service answered without one.
+ * `reserved` (canonical names) are headers only `extra` may bring: forward auth's `copy_headers`,
+ * which a consumer reads as the auth service's word (X-User-Id), so a sender's own copy is dropped
+ * even when the auth service answered without one.
  */
 export function captureHeaders(
   req: Pick<IncomingMessage, "rawHeaders">,
   extra?: Readonly<Record<string, string>>,
-  reserved?: readonly string[],
+  reserved?: ReadonlySet<string> | null,
 ): Record<string, string> {
   // Keyed by canonical name, which is one-to-one with the lower-cased name.
   const headers: Record<string, string> = {};
   const raw = req.rawHeaders;
-  const dropped = reserved && reserved.length > 0 ? new Set(reserved.map((name) => canonicalHeaderName(name.toLowerCase()))) : undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = storedName(raw[i]);
-    if (name === null || dropped?.has(name)) continue;
+    if (name === null || reserved?.has(name)) continue;
     const existing = Object.hasOwn(headers, name) ? headers[name] : undefined;
     setOwn(headers, name, existing === undefined ? raw[i + 1] : `${existing},${raw[i + 1]}`);
   }

@@ -133,7 +133,7 @@ export function createIngressHandler(deps: IngressDeps) {
     const replayKeys = verdict.replay ? claimReplayKeys(route.path, verdict.replay) : [];
     try {
       admit(settings, state.hasGlobalRateLimit);
-      const headers = captureHeaders(req, verdict.copiedHeaders, settings.auth.kind === "forward" ? settings.auth.options.copyHeaders : undefined);
+      const headers = captureHeaders(req, verdict.copiedHeaders, settings.reservedHeaders);
       const trace = { remote_addr: req.socket.remoteAddress ?? "", path };
       const copies = (): NewMessage[] => settings.targets.map((target) => ({ id: newMessageId(), route: route.path, target, payload: body, headers, trace }));
       // The server answered 503 shutting_down while this body was arriving: storing it now would keep

@@ -2,6 +2,7 @@
 import { routeTargets, type Route, type SpoolConfig } from "../../compiler/ir.js";
 import type { RateLimitSettings } from "../ratelimit/bucket.js";
 import { ingressAuthFor } from "./auth-settings.js";
+import { canonicalHeaderName } from "./capture.js";
 import { buildRouteTable, type RouteTable } from "./routes.js";
 import type { IngressAuth } from "./verify/index.js";
 
@@ -16,6 +17,11 @@ export interface IngressRoute {
   readonly rateLimitKey: string | null;
   /** One stored copy per target (fan-out). */
   readonly targets: readonly string[];
+  /**
+   * Header names (canonical) only forward auth may bring into the stored headers, its
+   * `copy_headers`: a sender's own copy is never stored (capture.ts). Null without forward auth.
+   */
+  readonly reservedHeaders: ReadonlySet<string> | null;
 }
 
 export interface IngressState {
@@ -37,6 +43,10 @@ export function ingressRouteFor(route: Route): IngressRoute {
     auth: ingressAuthFor(route.auth),
     rateLimitKey: route.rateLimit ? routeRateLimitKey(route.path) : null,
     targets: routeTargets(route),
+    reservedHeaders:
+      route.auth.kind === "forward" && route.auth.copyHeaders.length > 0
+        ? new Set(route.auth.copyHeaders.map((name) => canonicalHeaderName(name.toLowerCase())))
+        : null,
   };
 }
 
