@@ -104,6 +104,12 @@ const v4Ranges: ReadonlyArray<readonly [string, AddressClass]> = [
 ];
 
 const v6Ranges: ReadonlyArray<readonly [string, AddressClass]> = [
+  // Local-use NAT64 (RFC 8215): where in the address the IPv4 sits depends on the translator's
+  // prefix length, which Spool cannot know, so it is not read out; such a target needs a CIDR rule.
+  ["64:ff9b:1::/48", "reserved"],
+  ["100::/64", "reserved"], // discard-only (RFC 6666)
+  ["2001::/32", "reserved"], // Teredo: tunnels to an IPv4 host through a relay
+  ["2001:db8::/32", "reserved"], // documentation
   ["fe80::/10", "link_local"],
   ["fec0::/10", "reserved"], // deprecated site-local
   ["fc00::/7", "unique_local"],
@@ -113,6 +119,8 @@ const v6Ranges: ReadonlyArray<readonly [string, AddressClass]> = [
 const v4Table = v4Ranges.map(([text, kind]) => [parseCidr(text)!, kind] as const);
 const v6Table = v6Ranges.map(([text, kind]) => [parseCidr(text)!, kind] as const);
 const nat64 = parseCidr("64:ff9b::/96")!;
+/** IPv4-translated addresses (SIIT, RFC 2765 / 6145): ::ffff:0:a.b.c.d. */
+const ipv4Translated = { family: 6, bytes: Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 0, 0, 0, 0]), prefixLength: 96 } as const satisfies Cidr;
 const sixToFour = parseCidr("2002::/16")!;
 const ipv4Compatible = parseCidr("::/96")!;
 
@@ -126,7 +134,7 @@ export function classifyIp(ip: IpAddress): AddressClass {
   if (b.subarray(0, 15).every((x) => x === 0) && b[15] === 1) return "loopback";
   // Forms that embed an IPv4 address reach that address (NAT64 translates, 6to4 tunnels), so they
   // are as private as the address they carry; 64:ff9b::a9fe:a9fe is the metadata address.
-  if (cidrContains(nat64, ip)) return classifyIp({ family: 4, bytes: b.slice(12) });
+  if (cidrContains(nat64, ip) || cidrContains(ipv4Translated, ip)) return classifyIp({ family: 4, bytes: b.slice(12) });
   if (cidrContains(sixToFour, ip)) return classifyIp({ family: 4, bytes: b.slice(2, 6) });
   // Deprecated IPv4-compatible addresses (::127.0.0.1): never legitimate delivery targets.
   if (cidrContains(ipv4Compatible, ip)) return "reserved";
