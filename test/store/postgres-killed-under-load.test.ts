@@ -1,8 +1,9 @@
 // PostgreSQL sessions killed while the store is under load: every call resolves or fails with a
 // catchable `unavailable`, what was accepted is stored and what was refused is not, and the process
-// survives. The driver (postgres.js 3.4.9) crashed the
-// process here, from a flush scheduled before the close (scripts/patch-postgres-driver.mjs, run at
-// install, patches it); the child process is what would die.
+// survives. The driver (postgres.js 3.4.9) crashed the process here, from a flush scheduled before
+// the close, and from a session killed while it read the server's array types at startup, which
+// also handed the dead session's error to the next session's first query
+// (scripts/patch-postgres-driver.mjs, run at install, patches both); the child process is what would die.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -15,8 +16,10 @@ import { postgresTestDsn, reportSkipped } from "../helpers/skip.js";
 const dsn = postgresTestDsn();
 const test = suite("postgres: sessions killed under load");
 
-test("the installed driver carries the closed-socket patch", () => {
-  assert.ok(readFileSync(repoPath("node_modules", "postgres", "src", "connection.js"), "utf8").includes("/* spool: patched closed-socket flush */"));
+test("the installed driver carries the closed-socket and startup-close patches", () => {
+  const driver = readFileSync(repoPath("node_modules", "postgres", "src", "connection.js"), "utf8");
+  assert.ok(driver.includes("/* spool: patched closed-socket flush */"));
+  assert.ok(driver.includes("/* spool: patched startup close */"));
 });
 
 if (!dsn) {
