@@ -161,6 +161,16 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.equal(view.trace, { traceparent: "00-abc-def-01" });
   });
 
+  it("headers keep the order they arrived in (a dequeue and a list show the request as captured)", {}, async (store) => {
+    // Longest name first: PostgreSQL's jsonb would hand them back shortest first.
+    const headers = { "x-github-delivery": "1", "user-agent": "GitHub-Hookshot", host: "hooks.example", accept: "*/*", "content-type": "application/json" };
+    await store.enqueue([message("ordered", { headers })]);
+    const [leased] = await store.dequeue({ route: "/orders", batch: 1, leaseTtlMs: SECOND });
+    assert.equal(Object.keys(leased.headers), Object.keys(headers));
+    const [view] = await store.listMessages({ limit: 10, includeHeaders: true });
+    assert.equal(Object.keys(view.headers!), Object.keys(headers));
+  });
+
   it("dequeue by target leaves other targets and routes untouched", {}, async (store) => {
     await store.enqueue([
       message("a-pull", { target: "https://a.example/in" }),

@@ -1,6 +1,6 @@
 // Numbered PostgreSQL migrations, applied under an advisory lock so several Spool processes
 // starting at once migrate exactly once. Times are bigint epoch ms (the same values the Clock
-// gives), payloads bytea, headers and trace jsonb.
+// gives), payloads bytea, headers json (migration 4) and trace jsonb.
 
 export interface Migration {
   version: number;
@@ -123,6 +123,15 @@ ALTER TABLE settled_leases ADD CONSTRAINT settled_leases_kind_check CHECK (kind 
     // like any foreign lease (DECISIONS.md "Pull API"); rows from before name none.
     version: 3,
     sql: "ALTER TABLE settled_leases ADD COLUMN IF NOT EXISTS route text;",
+  },
+  {
+    // Captured headers as json, which keeps the text (and so the order the sender's headers came
+    // in), instead of jsonb, which orders an object's keys shortest first: a dequeue on PostgreSQL
+    // listed them differently from SQLite and memory. Rewrites the table once; rows stored before
+    // keep jsonb's order. An older instance still running inserts jsonb, which PostgreSQL casts on
+    // assignment.
+    version: 4,
+    sql: "ALTER TABLE messages ALTER COLUMN headers TYPE json USING headers::json;",
   },
 ];
 

@@ -38,7 +38,7 @@ export const EXPIRE_LEASES = `UPDATE messages SET state = 'queued', lease_until 
 export const INSERT_MESSAGES_AND_NOTIFY = `
 WITH inserted AS (
   INSERT INTO messages (id, route, target, state, received_at, next_run_at, attempt, payload, headers, trace)
-  SELECT u.id, u.route, u.target, 'queued', u.received_at, u.next_run_at, 0, decode(u.payload, 'hex'), u.headers::jsonb, u.trace::jsonb
+  SELECT u.id, u.route, u.target, 'queued', u.received_at, u.next_run_at, 0, decode(u.payload, 'hex'), u.headers::json, u.trace::jsonb
   FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::text[], $7::text[], $8::text[])
     AS u(id, route, target, received_at, next_run_at, payload, headers, trace)
   RETURNING route
