@@ -47,7 +47,7 @@ export function setRouteLabels(text: string, file: string, routePath: string, la
     }
     if (missing.length > 0) splices.push(insertAtBlockStart(text, route, missing));
   } else {
-    for (const d of [existing.application, existing.endpoint_name]) if (d) splices.push(removeStatement(text, d));
+    splices.push(...removeStatements(text, [existing.application, existing.endpoint_name].filter((d) => d !== undefined)));
   }
   const edited = applySplices(text, splices);
   const compiled = compileTree(parseSpoolfile(edited, file).tree, options);
@@ -78,25 +78,41 @@ function insertAtBlockStart(text: string, route: Directive, statements: string[]
   return { start: openLineEnd, end: openLineEnd, insert: statements.map((s) => `${newline}${indent}${s}`).join("") };
 }
 
-/** Removes a statement; its line goes too when nothing else (but a comment, which stays) is on it. */
-function removeStatement(text: string, d: Directive): Splice {
-  const start = d.span.offset;
-  let end = d.span.endOffset;
+/**
+ * Removes statements, each with the `;` that follows it. Statements next to each other (the two
+ * labels on one line) go as one stretch, so what is left of their line is judged once: the line goes
+ * when nothing else is on it; a trailing comment stays where the statements were; a `;` left at the
+ * end of the line by the last statement's removal goes too.
+ */
+function removeStatements(text: string, directives: readonly Directive[]): Splice[] {
+  const stretches: { start: number; end: number }[] = [];
+  for (const d of [...directives].sort((a, b) => a.span.offset - b.span.offset)) {
+    const start = d.span.offset;
+    const semicolon = /^[ \t]*;[ \t]*/.exec(text.slice(d.span.endOffset, lineEnd(text, d.span.endOffset)));
+    const end = d.span.endOffset + (semicolon ? semicolon[0].length : 0);
+    const last = stretches.at(-1);
+    if (last && /^[ \t]*$/.test(text.slice(last.end, start))) last.end = end;
+    else stretches.push({ start, end });
+  }
+  return stretches.map(({ start, end }) => lineAfterRemoving(text, start, end));
+}
+
+function lineAfterRemoving(text: string, start: number, end: number): Splice {
   const lineStart = text.lastIndexOf("\n", start - 1) + 1;
-  const onlyIndentBefore = /^[ \t]*$/.test(text.slice(lineStart, start));
-  const rest = text.slice(end, lineEnd(text, end));
-  const semicolon = /^[ \t]*;[ \t]*/.exec(rest);
-  if (semicolon) end += semicolon[0].length;
+  const before = text.slice(lineStart, start);
   const after = text.slice(end, lineEnd(text, end));
-  if (onlyIndentBefore && /^[ \t]*$/.test(after)) {
+  if (/^[ \t]*$/.test(before) && /^[ \t]*$/.test(after)) {
     const eol = lineEnd(text, end);
     const next = text.startsWith("\r\n", eol) ? eol + 2 : text.startsWith("\n", eol) ? eol + 1 : eol;
     return { start: lineStart, end: next, insert: "" };
   }
-  if (onlyIndentBefore && d.trailingComment && after.trim().startsWith("#")) {
-    // Keep the comment where the statement was.
-    return { start, end: d.trailingComment.span.offset, insert: "" };
-  }
+  const comment = /^[ \t]*#/.exec(after);
+  // Keep the comment where the statements were.
+  if (/^[ \t]*$/.test(before) && comment) return { start, end: end + comment[0].length - 1, insert: "" };
+  // `a; b` with b, the last statement of its line or block, removed: the `;` before b goes too.
+  const separator = /[ \t]*;?[ \t]*$/.exec(before)!;
+  if (/^[ \t]*$/.test(after)) return { start: start - separator[0].length, end: end + after.length, insert: "" };
+  if (/^[ \t]*[#}]/.test(after)) return { start: start - separator[0].length, end, insert: /^[ \t]/.test(after) ? "" : " " };
   return { start, end, insert: "" };
 }
 

@@ -89,6 +89,33 @@ edit("a one-line route block gets its labels inline and stays valid", () => {
   assert.is(result.text.replace(' application "a"; endpoint_name "b";', ""), original);
 });
 
+edit("labels removed from a line they share leave no stray `;`, spaces or indentation behind", () => {
+  const compact = `pull_api { auth token raw:t }
+/s {
+  application "x"; endpoint_name "y"  # both labels
+  pull { path /s }
+}
+/t {
+  pull { path /t }; application "x2"; endpoint_name "y2"
+}
+/u { pull { path /u }; application "x3"; endpoint_name "y3" }
+/v {
+  pull { path /v }; application "x4"; endpoint_name "y4";  # labelled
+}
+`;
+  const expected: Record<string, string> = {
+    "/s": compact.replace('application "x"; endpoint_name "y"  # both labels', "# both labels"),
+    "/t": compact.replace('pull { path /t }; application "x2"; endpoint_name "y2"', "pull { path /t }"),
+    "/u": compact.replace('/u { pull { path /u }; application "x3"; endpoint_name "y3" }', "/u { pull { path /u } }"),
+    "/v": compact.replace('pull { path /v }; application "x4"; endpoint_name "y4";  # labelled', "pull { path /v } # labelled"),
+  };
+  for (const [route, text] of Object.entries(expected)) {
+    const result = setRouteLabels(compact, "Spoolfile", route, null);
+    assert.ok(result.ok, `${route}: ${JSON.stringify(!result.ok && result.diagnostics)}`);
+    if (result.ok) assert.is(result.text, text, route);
+  }
+});
+
 edit("routes inside a channel wrapper can be labelled", () => {
   const result = setRouteLabels(original, "Spoolfile", "/jobs/a", { application: "jobs", endpointName: "a" });
   assert.ok(result.ok);
