@@ -67,7 +67,7 @@ cli
   .command("run", "Start the server")
   .option("--config <path>", "Config file path", { default: DEFAULT_CONFIG })
   .option("--db <path>", "SQLite database path", { default: "./.data/spool.db" })
-  .option("--postgres-dsn <dsn>", "PostgreSQL DSN, used when queue.backend is postgres")
+  .option("--postgres-dsn <dsn>", "PostgreSQL DSN, used when queue.backend is postgres (default: $SPOOL_POSTGRES_DSN; tables in the schema $SPOOL_POSTGRES_SCHEMA, default spool)")
   .option("--pid-file <path>", "Write the pid once healthy; enables reload on SIGHUP")
   .option("--watch", "Hot-reload on config file change")
   .option("--log-level <level>", "Runtime log level (debug, info, warn, error, off); overrides the config")
@@ -111,6 +111,21 @@ try {
   }
 } catch (error) {
   // Usage errors (unknown or malformed options) exit 2, like the config commands' usage errors.
-  process.stderr.write(`spool: ${(error as Error).message}\n`);
+  process.stderr.write(`spool: ${asGiven((error as Error).message)}\n`);
   process.exitCode = 2;
+}
+
+/**
+ * cac names an unknown option camel-cased, and a `--no-` one without its prefix (`--no-such-flag`
+ * is reported as `--suchFlag`); the message names it as the operator typed it.
+ */
+function asGiven(message: string): string {
+  const camel = (name: string) => name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  return message.replace(/`--([A-Za-z0-9]+)`/g, (whole, name: string) => {
+    const typed = argv
+      .filter((arg) => arg.startsWith("--"))
+      .map((arg) => arg.split("=")[0])
+      .find((flag) => camel(flag.slice(2)) === name || (flag.startsWith("--no-") && camel(flag.slice(5)) === name));
+    return typed === undefined ? whole : `\`${typed}\``;
+  });
 }

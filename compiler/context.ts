@@ -16,6 +16,15 @@ const PLACEHOLDER = /\{(?:\$([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?|env\.([A-Za-z_
 /** The largest file a `file:` secret or `{file.X}` placeholder may name. */
 export const MAX_SECRET_FILE_BYTES = 1024 * 1024;
 
+/** Why a file could not be read, in a few words for a diagnostic. */
+export function unreadableReason(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  if (code === "ENOENT") return "no such file";
+  if (code === "EACCES" || code === "EPERM") return "permission denied";
+  if (code === "EISDIR") return "it is a directory";
+  return error instanceof Error ? error.message.replace(/^.* is (not a regular file|larger than \d+ bytes)$/, "it is $1") : String(error);
+}
+
 /**
  * Reads a `file:` secret or placeholder file: a regular file of at most MAX_SECRET_FILE_BYTES, or
  * throws. Opened without blocking and checked before reading, so `/dev/zero` (endless) or a FIFO
@@ -82,10 +91,16 @@ export class CompileContext {
   }
 
   readFile(path: string): string | undefined {
+    const read = this.readFileOrReason(path);
+    return "text" in read ? read.text : undefined;
+  }
+
+  /** The file's text, or why it could not be read (for the diagnostic: missing, too large, …). */
+  readFileOrReason(path: string): { text: string } | { reason: string } {
     try {
-      return this.readFileImpl(path);
-    } catch {
-      return undefined;
+      return { text: this.readFileImpl(path) };
+    } catch (error) {
+      return { reason: unreadableReason(error) };
     }
   }
 
@@ -129,12 +144,12 @@ export class CompileContext {
       return "";
     }
     if (varName !== undefined) return this.resolveVar(varName, arg.span) ?? "";
-    const content = this.readFile(filePath!);
-    if (content === undefined) {
-      this.error(arg.span, `cannot read file "${filePath}" for ${whole}`);
+    const read = this.readFileOrReason(filePath!);
+    if ("reason" in read) {
+      this.error(arg.span, `cannot read file "${filePath}" for ${whole}: ${read.reason}`);
       return "";
     }
-    return content;
+    return read.text;
   }
 
   private resolveVar(name: string, span: Span): string | undefined {

@@ -194,9 +194,34 @@ export function maskExpansions(changes: readonly ConfigChange[], ...expansions: 
     }
     return masked;
   };
-  return changes.map((change) => {
-    const masked: ConfigChange = { kind: change.kind, path: mask(change.path)!, before: mask(change.before), after: mask(change.after) };
-    if (masked.kind === "changed" && masked.before === masked.after && change.before !== change.after) return { ...masked, after: `${masked.after} (changed)` };
-    return masked;
+  const masked = changes.map((change): ConfigChange => {
+    const out: ConfigChange = { kind: change.kind, path: mask(change.path)!, before: mask(change.before), after: mask(change.after) };
+    if (out.kind === "changed" && out.before === out.after && change.before !== change.after) return { ...out, after: `${out.after} (changed)` };
+    return out;
   });
+  return pairRenamed(masked);
+}
+
+/**
+ * A removal and an addition under the same path once masked are one thing whose name came through
+ * a placeholder whose value changed (a deliver URL built from `{vars.HOST}`): they are shown as
+ * one change, not as a `-` and a `+` line that read the same.
+ */
+function pairRenamed(changes: readonly ConfigChange[]): ConfigChange[] {
+  const added = new Map<string, ConfigChange>();
+  for (const change of changes) if (change.kind === "added") added.set(change.path, change);
+  const paired = new Set<ConfigChange>();
+  const out: ConfigChange[] = [];
+  for (const change of changes) {
+    if (paired.has(change)) continue;
+    const addition = change.kind === "removed" ? added.get(change.path) : undefined;
+    if (!addition || paired.has(addition)) {
+      out.push(change);
+      continue;
+    }
+    paired.add(addition);
+    const same = change.before === addition.after;
+    out.push({ kind: "changed", path: change.path, before: change.before, after: same ? `${addition.after} (changed)` : addition.after });
+  }
+  return out;
 }

@@ -74,7 +74,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
     }
   }
   if (config.backend === "postgres" && !postgresDsn) {
-    process.stderr.write("spool run: queue backend postgres needs --postgres-dsn\n");
+    process.stderr.write("spool run: queue backend postgres needs --postgres-dsn or SPOOL_POSTGRES_DSN\n");
     return 1;
   }
 

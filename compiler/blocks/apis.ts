@@ -134,7 +134,9 @@ export function compileTls(cx: CompileContext, d: Directive, where: string): Tls
   // Paths are relative to the Spoolfile, as `file:` secret sources are. The key is a secret: a file
   // that cannot be read stops `spool run` and is a warning for `config validate`.
   for (const [name, path] of [["cert_file", out.certFile], ["key_file", out.keyFile], ["client_ca", out.clientCaFile]] as const) {
-    if (path !== null && cx.readFile(path) === undefined) cx.secretProblem(spanOf(d), `${where}: ${name} ${path} cannot be read`);
+    if (path === null) continue;
+    const read = cx.readFileOrReason(path);
+    if ("reason" in read) cx.secretProblem(spanOf(d), `${where}: ${name} ${path} cannot be read: ${read.reason}`);
   }
   return {
     certFile: cx.resolvePath(out.certFile),

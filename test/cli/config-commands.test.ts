@@ -124,7 +124,9 @@ cli("config validate --format json gives {ok, errors, warnings}", () => {
 
 cli("config validate: usage errors exit 2", () => {
   assert.is(spool(["config", "validate", "--format", "yaml"]).code, 2);
-  assert.is(spool(["config", "validate", "--no-such-flag"]).code, 2);
+  const unknown = spool(["config", "validate", "--no-such-flag"]);
+  assert.is(unknown.code, 2);
+  assert.match(unknown.stderr, "Unknown option `--no-such-flag`", "named as typed, not camel-cased");
 });
 
 cli("config validate: a missing file is an error naming the file", () => {
@@ -168,7 +170,11 @@ cli("config diff --semantic shows placeholders, not the var or environment value
   const changed = spool(["config", "diff", "--semantic", a, b], repoPath(), { SPOOL_TEST_PATH_SECRET: "abc123secret" });
   assert.is(changed.code, 1);
   assert.not.ok(/hunter2|abc123secret/.test(changed.stdout), changed.stdout);
-  assert.match(changed.stdout, "mode.targets[https://hooks.example/in?token={vars.TOKEN}]");
+  // The target is named by its URL, which changed behind the placeholder: one `~` line, not a `-`
+  // and a `+` that read the same.
+  assert.match(changed.stdout, "~ route /c: mode.targets[https://hooks.example/in?token={vars.TOKEN}]: {");
+  assert.match(changed.stdout, "} (changed)");
+  assert.not.match(changed.stdout, "- route /c");
   assert.match(changed.stdout, "mode.targets[https://hooks.example/{env.SPOOL_TEST_PATH_SECRET}].timeoutMs: 1000 -> 2000");
   assert.match(changed.stdout, 'args[0]: "{vars.TOKEN}" -> "{vars.TOKEN}" (changed)');
 });

@@ -154,11 +154,18 @@ values("file: secrets and {file.X} refuse special files and oversized ones inste
     execFileSync("mkfifo", [fifo]);
     const big = join(dir, "big");
     writeFileSync(big, Buffer.alloc(1024 * 1024 + 1, 97));
-    for (const path of ["/dev/zero", fifo, big]) {
+    // The diagnostic says why, so an operator knows what to fix.
+    const reasons: [string, string][] = [
+      ["/dev/zero", "it is not a regular file"],
+      [fifo, "it is not a regular file"],
+      [big, "it is larger than 1048576 bytes"],
+      [join(dir, "missing"), "no such file"],
+    ];
+    for (const [path, reason] of reasons) {
       const token = compileSpoolfile(`pull_api {\n  auth token file:${path}\n}\n`, join(dir, "Spoolfile"), { env: {} });
-      assert.equal(token.diagnostics.map((d) => [d.severity, d.span.line, d.message.includes("cannot read")]), [["warning", 2, true]], path);
+      assert.equal(token.diagnostics.map((d) => [d.severity, d.span.line, d.message]), [["warning", 2, `pull_api auth token: cannot read secret file "${path}": ${reason}`]], path);
       const placeholder = compileSpoolfile(`vars {\n  K {file.${path}}\n}\n`, join(dir, "Spoolfile"), { env: {} });
-      assert.equal(placeholder.diagnostics.map((d) => [d.severity, d.span.line]), [["error", 2]], path);
+      assert.equal(placeholder.diagnostics.map((d) => [d.severity, d.span.line, d.message.endsWith(`: ${reason}`)]), [["error", 2, true]], path);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
