@@ -72,6 +72,10 @@ export const ERROR_STATUS = {
 
   // Spool: a request whose body was still arriving when shutdown's deadline came (SIGTERM).
   shutting_down: 503,
+
+  // Spool: headers or body not received within the listener's timeouts (slowloris, a body that
+  // stops midway); the connection is closed after it.
+  request_timeout: 408,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, apiError, toApiError } from "../errors.js";
-import { readBody } from "../http/body.js";
+import { ClientGoneError, readBody } from "../http/body.js";
 import { sendError, sendJson } from "../http/respond.js";
 import type { AuditMetadata, AuditRecord } from "./audit-record.js";
 import { checkAuditHeaders, readAuditHeaders, type AuditContext } from "./audit-headers.js";
@@ -88,6 +88,12 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
       sendJson(res, 200, { ...result.body, audit });
       writeAudit("ok", result.metadata);
     } catch (thrown) {
+      if (thrown instanceof ClientGoneError) {
+        // Nothing was done and nobody waits for an answer; the attempt stays on the audit trail.
+        res.destroy();
+        writeAudit("client_gone", { kind: "refused", operation: mutation.tool });
+        return true;
+      }
       const error = answerFailure(res, thrown);
       if ("publish" in handler && handler.publish) countPublishRefusal(deps, error, handler.scopedPublish === true);
       writeAudit(error.code, { kind: "refused", operation: mutation.tool });

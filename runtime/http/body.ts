@@ -28,6 +28,38 @@ function sendDeferredContinue(req: IncomingMessage): void {
   if (!res.headersSent && !res.writableEnded) res.writeContinue();
 }
 
+/**
+ * Requests whose body the HTTP parser gave up on (server.ts, clientError: chunking that does not
+ * parse, the request timeout, a half-close midway), with the refusal to answer: such a body never
+ * ends, so a read in progress fails with it, and so does one started later.
+ */
+const brokenBodies = new WeakMap<IncomingMessage, Error>();
+const BODY_BROKEN = "spool:body-broken";
+
+/** Fails `req`'s body read, now or when it starts, with `error` (an ApiError the handler answers). */
+export function failBody(req: IncomingMessage, error: Error): void {
+  if (brokenBodies.has(req)) return;
+  brokenBodies.set(req, error);
+  req.emit(BODY_BROKEN, error);
+}
+
+/** The body will not arrive (failBody was called): do not wait for the rest of it. */
+export function bodyBroken(req: IncomingMessage): boolean {
+  return brokenBodies.has(req);
+}
+
+/**
+ * The client closed the connection before its body had arrived: there is nobody to answer, and
+ * nothing went wrong in Spool (not logged as an internal error; an Admin mutation is audited as
+ * `client_gone`).
+ */
+export class ClientGoneError extends Error {
+  constructor() {
+    super("the client closed the connection before sending the whole request");
+    this.name = "ClientGoneError";
+  }
+}
+
 export interface ReadBodyOptions {
   maxBytes: number;
   /** Aborts the read (client gone, shutdown); the promise rejects with the signal's reason. */
@@ -60,6 +92,8 @@ export function readBody(req: IncomingMessage, options: ReadBodyOptions): Promis
     }
   }
   if (signal?.aborted) return Promise.reject(signal.reason);
+  const broken = brokenBodies.get(req);
+  if (broken !== undefined) return Promise.reject(broken);
   sendDeferredContinue(req);
 
   return new Promise<Buffer>((resolve, reject) => {
@@ -74,6 +108,7 @@ export function readBody(req: IncomingMessage, options: ReadBodyOptions): Promis
       req.off("end", onEnd);
       req.off("error", onError);
       req.off("aborted", onAborted);
+      req.off(BODY_BROKEN, onBroken);
       signal?.removeEventListener("abort", onAbort);
       outcome();
     };
@@ -89,13 +124,15 @@ export function readBody(req: IncomingMessage, options: ReadBodyOptions): Promis
     };
     const onEnd = () => finish(() => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, receivedBytes)));
     const onError = (err: Error) => finish(() => reject(err));
-    const onAborted = () => finish(() => reject(new Error("client aborted the request")));
+    const onAborted = () => finish(() => reject(new ClientGoneError()));
+    const onBroken = (error: Error) => finish(() => reject(error));
     const onAbort = () => finish(() => reject(signal?.reason));
 
     req.on("data", onData);
     req.on("end", onEnd);
     req.on("error", onError);
     req.on("aborted", onAborted);
+    req.on(BODY_BROKEN, onBroken);
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }

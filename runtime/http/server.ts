@@ -5,7 +5,7 @@ import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { apiError, toApiError } from "../errors.js";
 import { parseListenAddress, type ListenAddress } from "./address.js";
-import { deferContinue } from "./body.js";
+import { ClientGoneError, deferContinue, failBody } from "./body.js";
 import { sendError } from "./respond.js";
 import type { ListenerTls } from "./tls.js";
 
@@ -57,6 +57,9 @@ export interface SpoolHttpServer {
   readonly shutdownSignal: AbortSignal;
   listen(address: string | ListenAddress): Promise<HttpListener>;
 }
+
+/** How long a handler has to answer a request whose body the parser gave up on (clientError). */
+const BROKEN_BODY_GRACE_MS = 5_000;
 
 /** How long the 503s written at the close deadline get to reach their clients. */
 const REPLY_GRACE_MS = 250;
@@ -162,10 +165,20 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     }
     const [status, reason, code, detail] =
       err.code === "HPE_HEADER_OVERFLOW"
-        ? [413, "Payload Too Large", "headers_too_large", `request headers exceed ${parserOptions.maxHeaderSize} bytes`]
+        ? ([413, "Payload Too Large", "headers_too_large", `request headers exceed ${parserOptions.maxHeaderSize} bytes`] as const)
         : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
-          ? [408, "Request Timeout", "bad_request", "request not received in time"]
-          : [400, "Bad Request", "bad_request", "malformed HTTP request"];
+          ? ([408, "Request Timeout", "request_timeout", "request not received in time"] as const)
+          : ([400, "Bad Request", "bad_request", "malformed HTTP request"] as const);
+    // The parser gave up inside the body of the request in flight (chunking that does not parse,
+    // the request timeout, a half-close midway): that body will never end, so its handler, which
+    // reads it or will, answers the refusal (and counts it, once); the connection closes after.
+    // Waiting for that handler's answer instead, as below, would wait forever, holding the socket.
+    if (answered && !answered.headersSent && !answered.req.complete && !answered.destroyed) {
+      failBody(answered.req, apiError(code, code === "bad_request" ? "the request body could not be read: malformed HTTP" : `the request body was not received in time`, { closeConnection: true }));
+      // A handler that never reads the body must not keep the connection either.
+      setTimeout(() => answered.writableFinished || socket.destroy(), BROKEN_BODY_GRACE_MS).unref();
+      return;
+    }
     options.onClientError?.(status, code);
     const body = JSON.stringify({ code, detail });
     const refuse = () => {
@@ -185,6 +198,10 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   });
 
   function answerFailure(error: unknown, req: IncomingMessage, res: ServerResponse): void {
+    if (error instanceof ClientGoneError) {
+      res.destroy();
+      return;
+    }
     const apiErr = toApiError(error);
     if (apiErr.code === "internal_error") options.onUnexpectedError?.(error, req);
     if (res.headersSent) {

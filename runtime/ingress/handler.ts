@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Clock } from "../clock.js";
 import { ApiError, apiError, retryAfterHeader } from "../errors.js";
-import { awaitsContinue, readBody, headersSize } from "../http/body.js";
+import { awaitsContinue, bodyBroken, ClientGoneError, readBody, headersSize } from "../http/body.js";
 import { discardRequestBody } from "../http/discard.js";
 import { sendError, sendJsonText } from "../http/respond.js";
 import { abandonMessageIdStream, newMessageId } from "../ids.js";
@@ -52,6 +52,8 @@ export function createIngressHandler(deps: IngressDeps) {
       deps.metrics.ingress.enqueued.inc(ids.length);
       sendJsonText(res, 202, queuedReply(ids));
     } catch (thrown) {
+      // Nobody is left to answer, and nothing was refused.
+      if (thrown instanceof ClientGoneError) return void res.destroy();
       let refusal =
         thrown instanceof IngressRefusal
           ? thrown
@@ -62,7 +64,7 @@ export function createIngressHandler(deps: IngressDeps) {
       if (res.headersSent) return;
       // A small unread body is read and dropped so the connection stays usable; a large or unknown
       // one gets the reply at once and a staged close (runtime/http/respond.ts).
-      if (refusal.error.closeConnection && !req.complete && (await discardSmallBody(req))) {
+      if (refusal.error.closeConnection && !req.complete && !bodyBroken(req) && (await discardSmallBody(req))) {
         refusal = refuse(refusal.reason, withoutClose(refusal.error));
       }
       sendError(res, refusal.error);
@@ -105,9 +107,9 @@ export function createIngressHandler(deps: IngressDeps) {
     try {
       body = await readBody(req, { maxBytes: route.maxBodyBytes });
     } catch (error) {
-      if (error instanceof ApiError && error.code === "payload_too_large") {
-        throw refuse("payload_too_large", apiError("payload_too_large", error.detail, { surface: "ingress", closeConnection: true }));
-      }
+      if (error instanceof ClientGoneError) throw error;
+      // A body over the limit, or one the parser gave up on (bad_request, request_timeout).
+      if (error instanceof ApiError) throw refuse(error.code, apiError(error.code, error.detail, { surface: "ingress", closeConnection: true }));
       throw refuse("bad_request", apiError("bad_request", "the request body could not be read", { surface: "ingress", closeConnection: true }));
     }
 

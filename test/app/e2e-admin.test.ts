@@ -360,6 +360,7 @@ const NOT_REACHABLE_BY_CONFIG: Readonly<Record<string, string>> = {
   managed_resolver_missing: "Spool resolves managed endpoints from the compiled config, which is always there",
   expectation_failed: "a request's Expect header, not a configuration (test/runtime/http-server.test.ts)",
   shutting_down: "the close deadline of a shutdown, not a configuration (test/runtime/http-server.test.ts)",
+  request_timeout: "a client that stops sending, not a configuration (test/runtime/http-server.test.ts; e2e-ingress-pull's slowloris)",
 };
 
 /** `| code | status | meaning |` rows of the README's "API errors" table. */

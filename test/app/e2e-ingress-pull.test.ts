@@ -223,6 +223,41 @@ test("metrics count refusals by reason and status; access log has one line per r
   assert.not.match(proc.output(), /tok1|hmacsecret|Bearer x/);
 });
 
+test("a body that can never end, on a route whose auth needs the body and on the Pull API, is answered 400 at once, counted once, and not stored", async () => {
+  const reasonCount = async () => {
+    const text = await (await fetch(u.metrics)).text();
+    return Number(/spool_ingress_rejected_by_reason_total\{reason="bad_request",status="400"\} (\d+)/.exec(text)?.[1] ?? 0);
+  };
+  const stored = async () =>
+    (await call(`${u.admin}/messages?route=/hooks/gh&limit=1000`, { method: "GET", headers: { authorization: "Bearer admin-token" } })).json.items.length as number;
+  const before = await reasonCount();
+  const storedBefore = await stored();
+  const rawExchange = (port: number, raw: string, halfClose: boolean) =>
+    new Promise<string>((resolve) => {
+      const socket = connect(port, "127.0.0.1");
+      let reply = "";
+      socket.setTimeout(8_000, () => socket.destroy());
+      socket.on("data", (d) => (reply += d));
+      socket.on("error", () => undefined);
+      socket.on("close", () => resolve(reply));
+      socket.write(raw);
+      if (halfClose) socket.end();
+    });
+  const ingressPort = Number(new URL(u.ingress).port);
+  // No credentials needed to reach the body of an HMAC route: before the fix, each held a socket forever.
+  const chunked = await rawExchange(ingressPort, "POST /hooks/gh HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n", false);
+  const halfClosed = await rawExchange(ingressPort, "POST /hooks/gh HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789", true);
+  for (const reply of [chunked, halfClosed]) {
+    assert.match(reply, /^HTTP\/1\.1 400 /, reply);
+    assert.is(JSON.parse(reply.slice(reply.indexOf("\r\n\r\n") + 4)).code, "bad_request");
+  }
+  assert.is(await reasonCount(), before + 2, "each refusal counted once");
+  const pullPort = Number(new URL(u.pull).port);
+  const pull = await rawExchange(pullPort, `POST ${new URL(u.pull).pathname.replace(/\/$/, "")}/gh/dequeue HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer pull-token\r\nContent-Length: 50\r\n\r\n{"batch"`, true);
+  assert.match(pull, /^HTTP\/1\.1 400 /, pull);
+  assert.is(await stored(), storedBefore, "nothing stored");
+});
+
 test("slowloris headers are cut off by the headers timeout and the server keeps serving", async () => {
   const result = await slowloris;
   assert.ok(result.closedAfterMs < 20_000, `closed after ${result.closedAfterMs} ms`);

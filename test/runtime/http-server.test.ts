@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { apiError } from "../../runtime/errors.js";
-import { readBody, headersSize } from "../../runtime/http/body.js";
+import { ClientGoneError, readBody, headersSize } from "../../runtime/http/body.js";
 import { LINGER_LIMITS } from "../../runtime/http/discard.js";
 import { parseListenAddress } from "../../runtime/http/address.js";
 import { sendEmpty, sendError, sendJson, sendJsonText } from "../../runtime/http/respond.js";
@@ -278,6 +278,61 @@ server("a slowloris client that never finishes its headers is cut off by the hea
     clearInterval(drip);
     assert.match(reply, /^HTTP\/1\.1 408/);
     assert.is(handled, 0);
+  } finally {
+    await listener.close(1_000);
+  }
+});
+
+server("a body that can never end (broken chunking, a half-close midway, the request timeout) is refused by its handler, and the connection closes", async () => {
+  const answered: string[] = [];
+  const refusals: [number, string][] = [];
+  const unexpected: unknown[] = [];
+  const listener = await start(
+    async (req, res) => {
+      try {
+        await readBody(req, { maxBytes: MiB });
+        sendEmpty(res, 204);
+      } catch (error) {
+        answered.push((error as { code?: string }).code ?? String(error));
+        throw error;
+      }
+    },
+    { ...baseOptions, headersTimeoutMs: 300, requestTimeoutMs: 600, onClientError: (status, code) => refusals.push([status, code]), onUnexpectedError: (error) => unexpected.push(error) },
+  );
+  const send = async (raw: string, halfClose: boolean) => {
+    const socket = connect(listener.address.port, "127.0.0.1");
+    // Unanswered (the defect this guards against) fails here rather than hanging the suite.
+    socket.setTimeout(8_000, () => socket.destroy());
+    socket.write(raw);
+    if (halfClose) socket.end();
+    const started = Date.now();
+    const reply = await readAll(socket);
+    return { reply, ms: Date.now() - started };
+  };
+  try {
+    const cases: [string, string, boolean, RegExp, string][] = [
+      ["bad chunk size", "POST /hook HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n", false, /^HTTP\/1\.1 400 /, "bad_request"],
+      ["half-close midway", "POST /hook HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789", true, /^HTTP\/1\.1 400 /, "bad_request"],
+      ["body stops, client waits", "POST /hook HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789", false, /^HTTP\/1\.1 408 /, "request_timeout"],
+    ];
+    for (const [name, raw, halfClose, status, code] of cases) {
+      const { reply, ms } = await send(raw, halfClose);
+      assert.match(reply, status, `${name}: ${reply}`);
+      assert.is(JSON.parse(reply.slice(reply.indexOf("\r\n\r\n") + 4)).code, code, name);
+      assert.match(reply, /\r\nConnection: close\r\n/i, name);
+      assert.ok(ms < 5_000, `${name}: answered after ${ms} ms`);
+    }
+    assert.equal(answered, ["bad_request", "bad_request", "request_timeout"], "each handler got the refusal from its body read");
+    assert.equal(refusals, [], "the handler answers (and counts) these, not the parser's refusal path");
+
+    // A client that goes away midway is nobody to answer: not an internal error.
+    const socket = connect(listener.address.port, "127.0.0.1");
+    socket.write("POST /hook HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.resetAndDestroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.is(answered.at(-1), String(new ClientGoneError()));
+    assert.equal(unexpected, []);
   } finally {
     await listener.close(1_000);
   }
