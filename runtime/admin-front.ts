@@ -3,7 +3,7 @@
 // then goes to health details or the Admin API's routes; what nobody handles is 404 not_found.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isLoopbackHost } from "../compiler/index.js";
-import { apiError } from "./errors.js";
+import { apiError, shortPath } from "./errors.js";
 import type { HealthEndpoint } from "./health/http.js";
 import { BEARER_CHALLENGE, verifyBearerToken } from "./ingress/verify/index.js";
 
@@ -28,7 +28,7 @@ export function createAdminFront(deps: AdminFrontDeps) {
     }
     if (await deps.health.handle(req, res, path)) return;
     if (deps.routes && (await deps.routes(req, res, path))) return;
-    throw apiError("not_found", `no admin endpoint at ${path}`, { closeConnection: hasBody(req) });
+    throw apiError("not_found", `no admin endpoint at ${shortPath(path)}`, { closeConnection: hasBody(req) });
   };
 }
 
@@ -40,9 +40,15 @@ export function createAdminFront(deps: AdminFrontDeps) {
  * Caddy's admin endpoint does; anything else is 403 forbidden. A token makes this unnecessary.
  */
 function refuseForeignOrigin(req: IncomingMessage): void {
-  const host = req.headers.host;
-  if (host !== undefined && !namesLoopback(`http://${host}`)) {
-    throw apiError("forbidden", `the Admin API has no token and answers only requests addressed to localhost, not ${JSON.stringify(host.slice(0, 100))}`, { closeConnection: hasBody(req) });
+  // An absolute-form target (`GET http://name/messages`) names the host instead of Host (RFC 9112 §3.2.2).
+  const absolute = /^https?:\/\//i.test(req.url ?? "") ? req.url! : undefined;
+  for (const [addressed, shown] of [
+    [req.headers.host === undefined ? undefined : `http://${req.headers.host}`, req.headers.host],
+    [absolute, absolute],
+  ] as const) {
+    if (addressed !== undefined && !namesLoopback(addressed)) {
+      throw apiError("forbidden", `the Admin API has no token and answers only requests addressed to localhost, not ${JSON.stringify(shown!.slice(0, 100))}`, { closeConnection: hasBody(req) });
+    }
   }
   const origin = req.headers.origin;
   if (origin !== undefined && !namesLoopback(origin)) {

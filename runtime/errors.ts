@@ -76,6 +76,11 @@ export const ERROR_STATUS = {
   // Spool: headers or body not received within the listener's timeouts (slowloris, a body that
   // stops midway); the connection is closed after it.
   request_timeout: 408,
+
+  // Spool: a transfer coding other than chunked (RFC 9112 §6.1: 501). Node would hand the coded
+  // bytes on as the body, and a `gzip, chunked` upload would be stored compressed with nothing
+  // saying so.
+  unsupported_transfer_coding: 501,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -151,6 +156,11 @@ export class ApiError extends Error {
 
 export function apiError(code: ErrorCode, detail: string, extras?: ApiErrorExtras): ApiError {
   return new ApiError(code, detail, extras);
+}
+
+/** A request path as an error detail shows it: at most 200 characters (a 70 KB path is not echoed whole). */
+export function shortPath(path: string): string {
+  return path.length > 200 ? `${path.slice(0, 200)}…` : path;
 }
 
 /** `Retry-After` in whole seconds, at least 1 (a 0 would invite an immediate retry storm). */

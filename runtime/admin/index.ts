@@ -48,9 +48,11 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
     const match = matchRoute(url.pathname);
     if (!match) return false;
     const method = (req.method ?? "GET").toUpperCase();
-    const handler = match.entry.methods[method as Method];
+    // HEAD is GET without the body (RFC 9110 §9.3.2; node:http leaves the body out of the reply).
+    const handler = match.entry.methods[(method === "HEAD" ? "GET" : method) as Method];
     if (!handler) {
-      const allow = Object.keys(match.entry.methods).join(", ");
+      const methods = Object.keys(match.entry.methods);
+      const allow = (methods.includes("GET") ? [...methods, "HEAD"] : methods).join(", ");
       sendError(res, apiError("method_not_allowed", `${method} is not allowed on ${url.pathname}; use ${allow}`, { headers: { Allow: allow } }));
       return true;
     }

@@ -3,7 +3,7 @@ import { createServer, ServerResponse, type IncomingMessage, type Server, type S
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
-import { apiError, toApiError } from "../errors.js";
+import { apiError, toApiError, type ApiError } from "../errors.js";
 import { parseListenAddress, type ListenAddress } from "./address.js";
 import { ClientGoneError, deferContinue, failBody } from "./body.js";
 import { sendError } from "./respond.js";
@@ -100,10 +100,11 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     const socket = req.socket;
     inFlight.set(socket, res);
     res.once("close", () => inFlight.get(socket) === res && inFlight.delete(socket));
-    if (req.httpVersion === "1.1" && req.headers.host === undefined) {
-      options.onClientError?.(400, "bad_request");
+    const refusal = framingRefusal(req);
+    if (refusal) {
+      options.onClientError?.(refusal.status, refusal.code);
       options.onServerAnswer?.(req, res);
-      sendError(res, apiError("bad_request", "an HTTP/1.1 request needs a Host header", { closeConnection: true }));
+      sendError(res, refusal);
       return;
     }
     // A connection that outlives close() must not carry another request.
@@ -196,6 +197,23 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       answered.once("close", refuse);
     } else refuse();
   });
+
+  /**
+   * What Node's parser lets through but a server must refuse (RFC 9112): an HTTP/1.1 request without
+   * Host, or with two (§3.2: which one names the target?), and a transfer coding other than chunked
+   * (§6.1). Answered before any handler, the connection closed after (the body is not read).
+   */
+  function framingRefusal(req: IncomingMessage): ApiError | undefined {
+    if (req.httpVersion === "1.1" && req.headers.host === undefined) return apiError("bad_request", "an HTTP/1.1 request needs a Host header", { closeConnection: true });
+    let hosts = 0;
+    for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].length === 4 && req.rawHeaders[i].toLowerCase() === "host") hosts++;
+    if (hosts > 1) return apiError("bad_request", "a request has one Host header", { closeConnection: true });
+    const codings = req.headers["transfer-encoding"];
+    if (codings !== undefined && codings.split(",").some((coding) => coding.trim().toLowerCase() !== "chunked")) {
+      return apiError("unsupported_transfer_coding", `unsupported Transfer-Encoding ${JSON.stringify(codings.slice(0, 100))}; only chunked is accepted`, { closeConnection: true });
+    }
+    return undefined;
+  }
 
   function answerFailure(error: unknown, req: IncomingMessage, res: ServerResponse): void {
     if (error instanceof ClientGoneError) {

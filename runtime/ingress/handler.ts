@@ -3,7 +3,7 @@
 // spool_ingress_rejected_by_reason_total.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Clock } from "../clock.js";
-import { ApiError, apiError, retryAfterHeader } from "../errors.js";
+import { ApiError, apiError, retryAfterHeader, shortPath } from "../errors.js";
 import { awaitsContinue, bodyBroken, ClientGoneError, readBody, headersSize } from "../http/body.js";
 import { discardRequestBody } from "../http/discard.js";
 import { sendError, sendJsonText } from "../http/respond.js";
@@ -82,7 +82,7 @@ export function createIngressHandler(deps: IngressDeps) {
       query: new URLSearchParams(question < 0 ? "" : url.slice(question + 1)),
       remoteAddress: req.socket.remoteAddress ?? "",
     }));
-    if (lookup.kind === "not_found") throw refuse("not_found", apiError("not_found", `no route for ${path}`, { surface: "ingress", closeConnection: hasBody(req) }));
+    if (lookup.kind === "not_found") throw refuse("not_found", apiError("not_found", `no route for ${shortPath(path)}`, { surface: "ingress", closeConnection: hasBody(req) }));
     if (lookup.kind === "method_not_allowed") {
       throw refuse(
         "method_not_allowed",

@@ -2,12 +2,12 @@
 // text exposition of one registry, nothing else on that listener.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Registry } from "prom-client";
-import { apiError } from "../errors.js";
+import { apiError, shortPath } from "../errors.js";
 
 export function metricsHandler(registry: Registry, options: { path: string }) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? "").split("?", 1)[0];
-    if (path !== options.path) throw apiError("not_found", `no metrics at ${path}; scrape ${options.path}`);
+    if (path !== options.path) throw apiError("not_found", `no metrics at ${shortPath(path)}; scrape ${options.path}`);
     if (req.method !== "GET" && req.method !== "HEAD") {
       throw apiError("method_not_allowed", "metrics are read with GET", { headers: { Allow: "GET, HEAD" } });
     }

@@ -2,7 +2,7 @@
 // method, then auth, then route, then op (reference-behaviour.md §3); bodies are strict JSON
 // (unknown fields and trailing documents are 400 invalid_body).
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { apiError, retryAfterHeader } from "../errors.js";
+import { apiError, retryAfterHeader, shortPath } from "../errors.js";
 import { readBody } from "../http/body.js";
 import { parseStrictJson, type BodySchema } from "../http/json.js";
 import { sendEmpty, sendJson, sendJsonText } from "../http/respond.js";
@@ -53,7 +53,7 @@ export function createPullHandler(deps: PullHttpDeps) {
     const endpoint = slash <= 0 ? "" : path.slice(0, slash);
     const op = path.slice(slash + 1);
     const pullRoute = state.routes.get(endpoint);
-    if (!pullRoute) throw apiError("not_found", `no pull route at ${endpoint || path}`, { closeConnection: true });
+    if (!pullRoute) throw apiError("not_found", `no pull route at ${shortPath(endpoint || path)}`, { closeConnection: true });
     // Every dequeue on a known route is counted once, by the status its answer went out with; one
     // the client abandoned before any answer (closed, never finished) is not counted.
     if (op === "dequeue") {
@@ -63,7 +63,7 @@ export function createPullHandler(deps: PullHttpDeps) {
     if (matchesAny(token, pullRoute.tokens, digest) < 0) {
       throw apiError("forbidden", "this token is not allowed for this route", { closeConnection: true });
     }
-    if (!OPS.has(op)) throw apiError("not_found", `unknown Pull API operation ${JSON.stringify(op)}`, { closeConnection: true });
+    if (!OPS.has(op)) throw apiError("not_found", `unknown Pull API operation ${JSON.stringify(shortPath(op))}`, { closeConnection: true });
 
     // Read first (bodies are small), so a refused request leaves the keep-alive connection usable.
     const body = await readBody(req, { maxBytes: MAX_PULL_BODY_BYTES });

@@ -353,9 +353,9 @@ test("bare /healthz needs no token; details and other admin paths do", async () 
 test("an Admin API without a token answers only requests addressed to localhost from no other origin (DNS rebinding)", async () => {
   const s = await run(buildConfig({ routes: [pullRoute("/hooks/a", "/a")] }));
   const port = Number(new URL(s.admin).port);
-  const get = (headers: Record<string, string>) =>
+  const get = (headers: Record<string, string>, path = "/healthz?details=1") =>
     new Promise<{ status: number; code?: string }>((resolve, reject) => {
-      const req = httpRequest({ host: "127.0.0.1", port, path: "/healthz?details=1", method: "GET", headers }, (res) => {
+      const req = httpRequest({ host: "127.0.0.1", port, path, method: "GET", headers }, (res) => {
         let text = "";
         res.setEncoding("utf8");
         res.on("data", (chunk) => (text += chunk));
@@ -375,6 +375,9 @@ test("an Admin API without a token answers only requests addressed to localhost 
     for (const origin of [`http://attacker.example:${port}`, "null"]) {
       assert.equal(await get({ host: `127.0.0.1:${port}`, origin }), { status: 403, code: "forbidden" }, origin);
     }
+    // An absolute-form target names the host in place of Host (RFC 9112 §3.2.2).
+    assert.equal(await get({ host: `127.0.0.1:${port}` }, "http://attacker.example/healthz?details=1"), { status: 403, code: "forbidden" }, "absolute form");
+    assert.is((await get({ host: `127.0.0.1:${port}` }, `http://localhost:${port}/healthz?details=1`)).status, 200, "absolute form, loopback");
     const bare = await call(`${s.admin}/healthz`, { method: "GET" });
     assert.is(bare.status, 200, "the bare probe stays open");
   } finally {

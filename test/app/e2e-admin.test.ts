@@ -227,6 +227,17 @@ test("/healthz needs no token; ?details=1 does, and counts dead letters by reaso
   assert.is(dead.json.items.length, 2);
 });
 
+test("HEAD answers like GET without a body on the read endpoints; a 404 does not echo a long path whole", async () => {
+  const token = { authorization: "Bearer admin-token" };
+  const get = await call(`${main.urls.admin}/messages?limit=1`, { method: "GET", headers: token });
+  const head = await call(`${main.urls.admin}/messages?limit=1`, { method: "HEAD", headers: token });
+  assert.equal([head.status, head.text, head.headers.get("content-type")], [get.status, "", get.headers.get("content-type")]);
+  assert.is((await call(`${main.urls.admin}/messages/cancel`, { method: "HEAD", headers: token })).headers.get("allow"), "POST");
+  const long = await call(`${main.urls.admin}/${"x".repeat(50_000)}`, { method: "GET", headers: token });
+  assert.is(long.status, 404);
+  assert.ok(long.text.length < 400, `a ${long.text.length}-character reply`);
+});
+
 test("lifecycle by ids and the DLQ: requeue, delete, cancel, resume with exact counts", async () => {
   await lifecycleByIdsAndDlq(main);
 });
@@ -361,6 +372,7 @@ const NOT_REACHABLE_BY_CONFIG: Readonly<Record<string, string>> = {
   expectation_failed: "a request's Expect header, not a configuration (test/runtime/http-server.test.ts)",
   shutting_down: "the close deadline of a shutdown, not a configuration (test/runtime/http-server.test.ts)",
   request_timeout: "a client that stops sending, not a configuration (test/runtime/http-server.test.ts; e2e-ingress-pull's slowloris)",
+  unsupported_transfer_coding: "a request's Transfer-Encoding, not a configuration (test/runtime/http-server.test.ts)",
 };
 
 /** `| code | status | meaning |` rows of the README's "API errors" table. */
@@ -428,7 +440,7 @@ test("every code of the README's API error table that a Spoolfile can provoke an
     management_route_not_found: () => main.admin("/applications/shop/endpoints/x", { method: "PUT", body: { route: "/hooks/nope" } }),
     method_not_allowed: async () => {
       const reply = await main.admin("/messages", { method: "DELETE" });
-      assert.is(reply.headers.get("allow"), "GET");
+      assert.is(reply.headers.get("allow"), "GET, HEAD");
       return reply;
     },
     lease_conflict: () => pullCall(`${main.urls.pull}/jobs`, "ack", "pull-token", { lease_id: "lease_nope" }),

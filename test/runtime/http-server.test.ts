@@ -186,7 +186,7 @@ server("junk after a complete request on the same connection: the request is ans
   }
 });
 
-server("Node's own refusals are JSON: no Host is 400, an unknown Expect 417, and CONNECT reaches the handler", async () => {
+server("Node's own refusals are JSON: no Host or two is 400, an unknown Expect 417, a transfer coding other than chunked 501, and CONNECT reaches the handler", async () => {
   const methods: string[] = [];
   const refusals: [number, string][] = [];
   const answeredByServer: string[] = [];
@@ -217,12 +217,20 @@ server("Node's own refusals are JSON: no Host is 400, an unknown Expect 417, and
     const expect = await exchange("POST /hook HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nContent-Length: 2\r\n\r\nhi");
     assert.match(expect, /^HTTP\/1\.1 417 /);
     assert.is(jsonOf(expect).code, "expectation_failed");
+    // RFC 9112 §3.2: two Host headers are 400; §6.1: a transfer coding other than chunked is 501
+    // (Node would pass `gzip, chunked` through as the body, stored compressed with nothing saying so).
+    const twoHosts = await exchange("POST /hook HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\nContent-Length: 2\r\n\r\nhi");
+    assert.match(twoHosts, /^HTTP\/1\.1 400 /);
+    assert.is(jsonOf(twoHosts).code, "bad_request");
+    const gzipped = await exchange("POST /hook HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n");
+    assert.match(gzipped, /^HTTP\/1\.1 501 /);
+    assert.is(jsonOf(gzipped).code, "unsupported_transfer_coding");
     const tunnel = await exchange("CONNECT /hook HTTP/1.1\r\nHost: x\r\n\r\n");
     assert.match(tunnel, /^HTTP\/1\.1 405 [^]*Allow: POST/);
     assert.is(jsonOf(tunnel).code, "method_not_allowed");
     assert.equal(methods, ["CONNECT"], "only CONNECT reached the handler");
-    assert.equal(refusals, [[400, "bad_request"], [417, "expectation_failed"]]);
-    assert.equal(answeredByServer, ["POST /hook 400", "POST /hook 417"]);
+    assert.equal(refusals, [[400, "bad_request"], [417, "expectation_failed"], [400, "bad_request"], [501, "unsupported_transfer_coding"]]);
+    assert.equal(answeredByServer, ["POST /hook 400", "POST /hook 417", "POST /hook 400", "POST /hook 501"]);
     // 100-continue: the 100 goes out when the handler reads the body (http/body.ts).
     const cont = await exchange("POST /hook HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi");
     assert.match(cont, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 204 /);
