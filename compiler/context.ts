@@ -16,13 +16,24 @@ const PLACEHOLDER = /\{(?:\$([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?|env\.([A-Za-z_
 /** The largest file a `file:` secret or `{file.X}` placeholder may name. */
 export const MAX_SECRET_FILE_BYTES = 1024 * 1024;
 
+/** A file that exists but may not be read as a secret: `reason` says why, for the diagnostic. */
+export class UnreadableFileError extends Error {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`${path}: ${reason}`);
+    this.name = "UnreadableFileError";
+  }
+}
+
 /** Why a file could not be read, in a few words for a diagnostic. */
 export function unreadableReason(error: unknown): string {
+  if (error instanceof UnreadableFileError) return error.reason;
   const code = (error as { code?: string }).code;
   if (code === "ENOENT") return "no such file";
   if (code === "EACCES" || code === "EPERM") return "permission denied";
-  if (code === "EISDIR") return "it is a directory";
-  return error instanceof Error ? error.message.replace(/^.* is (not a regular file|larger than \d+ bytes)$/, "it is $1") : String(error);
+  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -34,8 +45,8 @@ export function readSecretFile(path: string): string {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) throw new Error(`${path} is not a regular file`);
-    if (stat.size > MAX_SECRET_FILE_BYTES) throw new Error(`${path} is larger than ${MAX_SECRET_FILE_BYTES} bytes`);
+    if (!stat.isFile()) throw new UnreadableFileError(path, "it is not a regular file");
+    if (stat.size > MAX_SECRET_FILE_BYTES) throw new UnreadableFileError(path, `it is larger than ${MAX_SECRET_FILE_BYTES} bytes`);
     return readFileSync(fd, "utf8");
   } finally {
     closeSync(fd);

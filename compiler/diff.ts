@@ -195,9 +195,9 @@ export function maskExpansions(changes: readonly ConfigChange[], ...expansions: 
     return masked;
   };
   const masked = changes.map((change): ConfigChange => {
-    const out: ConfigChange = { kind: change.kind, path: mask(change.path)!, before: mask(change.before), after: mask(change.after) };
-    if (out.kind === "changed" && out.before === out.after && change.before !== change.after) return { ...out, after: `${out.after} (changed)` };
-    return out;
+    const before = mask(change.before);
+    const after = mask(change.after);
+    return { kind: change.kind, path: mask(change.path)!, before, after: change.kind === "changed" && change.before !== change.after ? markedIfSame(before, after) : after };
   });
   return pairRenamed(masked);
 }
@@ -220,8 +220,12 @@ function pairRenamed(changes: readonly ConfigChange[]): ConfigChange[] {
       continue;
     }
     paired.add(addition);
-    const same = change.before === addition.after;
-    out.push({ kind: "changed", path: change.path, before: change.before, after: same ? `${addition.after} (changed)` : addition.after });
+    out.push({ kind: "changed", path: change.path, before: change.before, after: markedIfSame(change.before, addition.after) });
   }
   return out;
+}
+
+/** A change whose two sides read the same once masked says so: the values behind the placeholder differ. */
+function markedIfSame(before: string | undefined, after: string | undefined): string | undefined {
+  return before === after ? `${after} (changed)` : after;
 }

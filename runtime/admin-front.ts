@@ -40,20 +40,19 @@ export function createAdminFront(deps: AdminFrontDeps) {
  * Caddy's admin endpoint does; anything else is 403 forbidden. A token makes this unnecessary.
  */
 function refuseForeignOrigin(req: IncomingMessage): void {
-  // An absolute-form target (`GET http://name/messages`) names the host instead of Host (RFC 9112 §3.2.2).
-  const absolute = /^https?:\/\//i.test(req.url ?? "") ? req.url! : undefined;
-  for (const [addressed, shown] of [
-    [req.headers.host === undefined ? undefined : `http://${req.headers.host}`, req.headers.host],
-    [absolute, absolute],
-  ] as const) {
-    if (addressed !== undefined && !namesLoopback(addressed)) {
-      throw apiError("forbidden", `the Admin API has no token and answers only requests addressed to localhost, not ${JSON.stringify(shown!.slice(0, 100))}`, { closeConnection: hasBody(req) });
-    }
-  }
+  const host = req.headers.host;
+  if (host !== undefined && !namesLoopback(`http://${host}`)) throw notAddressedToLocalhost(req, host);
+  // An absolute-form target (`GET http://name/messages`) names the host in place of Host (RFC 9112 §3.2.2).
+  const target = req.url ?? "";
+  if (/^https?:\/\//i.test(target) && !namesLoopback(target)) throw notAddressedToLocalhost(req, target);
   const origin = req.headers.origin;
   if (origin !== undefined && !namesLoopback(origin)) {
     throw apiError("forbidden", `the Admin API has no token and answers no request from another origin (${JSON.stringify(origin.slice(0, 100))})`, { closeConnection: hasBody(req) });
   }
+}
+
+function notAddressedToLocalhost(req: IncomingMessage, addressed: string) {
+  return apiError("forbidden", `the Admin API has no token and answers only requests addressed to localhost, not ${JSON.stringify(addressed.slice(0, 100))}`, { closeConnection: hasBody(req) });
 }
 
 /** Whether the URL's host is a loopback name or address; false for anything that is not a URL (an Origin of "null"). */

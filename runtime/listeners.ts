@@ -4,7 +4,7 @@
 // (no prefix) taking what is left. Metrics always has a listener of its own.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ListenAddress, SpoolConfig, TlsConfig } from "../compiler/ir.js";
-import { apiError } from "./errors.js";
+import { apiError, shortPath } from "./errors.js";
 import { createHttpServer, type HttpListener, type HttpServerOptions } from "./http/server.js";
 import { loadListenerTls, type ListenerTls } from "./http/tls.js";
 import type { AccessLogger } from "./observability/access-log.js";
@@ -120,7 +120,7 @@ function dispatcher(plan: ListenerPlan, options: StartListenersOptions) {
     const mount = mountFor(plan, path);
     if (!withinPrefix(path, mount.prefix)) {
       options.accessLog?.track(req, res, mount.name);
-      throw apiError("not_found", `nothing is served at ${path} on this listener: the ${mount.name} API is under ${mount.prefix}`, { closeConnection: true });
+      throw apiError("not_found", `nothing is served at ${shortPath(path)} on this listener: the ${mount.name} API is under ${mount.prefix}`, { closeConnection: true });
     }
     options.accessLog?.track(req, res, mount.name);
     return options.handlers[mount.name](req, res, path.slice(mount.prefix.length) || "/");

@@ -120,7 +120,7 @@ const v4Table = v4Ranges.map(([text, kind]) => [parseCidr(text)!, kind] as const
 const v6Table = v6Ranges.map(([text, kind]) => [parseCidr(text)!, kind] as const);
 const nat64 = parseCidr("64:ff9b::/96")!;
 /** IPv4-translated addresses (SIIT, RFC 2765 / 6145): ::ffff:0:a.b.c.d. */
-const ipv4Translated = { family: 6, bytes: Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 0, 0, 0, 0]), prefixLength: 96 } as const satisfies Cidr;
+const ipv4Translated = parseCidr("::ffff:0:0:0/96")!;
 const sixToFour = parseCidr("2002::/16")!;
 const ipv4Compatible = parseCidr("::/96")!;
 

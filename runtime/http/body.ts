@@ -92,6 +92,8 @@ export function readBody(req: IncomingMessage, options: ReadBodyOptions): Promis
     }
   }
   if (signal?.aborted) return Promise.reject(signal.reason);
+  // Gone before this read began: its `aborted` has fired already and would not fire again.
+  if (req.destroyed && !req.complete) return Promise.reject(new ClientGoneError());
   const broken = brokenBodies.get(req);
   if (broken !== undefined) return Promise.reject(broken);
   sendDeferredContinue(req);

@@ -58,6 +58,17 @@ export interface SpoolHttpServer {
   listen(address: string | ListenAddress): Promise<HttpListener>;
 }
 
+/** What the server answers for a parser error: on its own, or (bodyDetail) through the handler of a request whose body broke. */
+function parserRefusal(errorCode: string | undefined, maxHeaderSize: number) {
+  if (errorCode === "HPE_HEADER_OVERFLOW") {
+    return { status: 413, reason: "Payload Too Large", code: "headers_too_large", detail: `request headers exceed ${maxHeaderSize} bytes`, bodyDetail: `request trailers exceed ${maxHeaderSize} bytes` } as const;
+  }
+  if (errorCode === "ERR_HTTP_REQUEST_TIMEOUT") {
+    return { status: 408, reason: "Request Timeout", code: "request_timeout", detail: "request not received in time", bodyDetail: "the request body was not received in time" } as const;
+  }
+  return { status: 400, reason: "Bad Request", code: "bad_request", detail: "malformed HTTP request", bodyDetail: "the request body could not be read: malformed HTTP" } as const;
+}
+
 /** How long a handler has to answer a request whose body the parser gave up on (clientError). */
 const BROKEN_BODY_GRACE_MS = 5_000;
 
@@ -104,6 +115,9 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     if (refusal) {
       options.onClientError?.(refusal.status, refusal.code);
       options.onServerAnswer?.(req, res);
+      // A body in a coding the parser cannot frame is not drained (it would reject it as it comes):
+      // that reply ends at once. Other refusals drain a small body first, as every refusal does.
+      if (refusal.code === "unsupported_transfer_coding") failBody(req, refusal);
       sendError(res, refusal);
       return;
     }
@@ -160,22 +174,26 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     // A request already answered (a refusal sent while its body still arrives) whose body then
     // breaks off, by a reset or a hang-up mid-body, is no new request: no second refusal, no count.
     const answered = inFlight.get(socket);
-    if (err.code === "ECONNRESET" || err.code === "EPIPE" || (answered?.headersSent && !answered.req.complete)) {
+    if (err.code === "ECONNRESET" || err.code === "EPIPE") {
       socket.destroy();
       return;
     }
-    const [status, reason, code, detail] =
-      err.code === "HPE_HEADER_OVERFLOW"
-        ? ([413, "Payload Too Large", "headers_too_large", `request headers exceed ${parserOptions.maxHeaderSize} bytes`] as const)
-        : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
-          ? ([408, "Request Timeout", "request_timeout", "request not received in time"] as const)
-          : ([400, "Bad Request", "bad_request", "malformed HTTP request"] as const);
+    if (answered?.headersSent && !answered.req.complete) {
+      // The reply may still be on its way out (a framing refusal whose body the parser then
+      // rejected): let it flush, then close.
+      socket.destroySoon();
+      return;
+    }
+    const { status, reason, code, detail, bodyDetail } = parserRefusal(err.code, parserOptions.maxHeaderSize);
     // The parser gave up inside the body of the request in flight (chunking that does not parse,
     // the request timeout, a half-close midway): that body will never end, so its handler, which
     // reads it or will, answers the refusal (and counts it, once); the connection closes after.
     // Waiting for that handler's answer instead, as below, would wait forever, holding the socket.
     if (answered && !answered.headersSent && !answered.req.complete && !answered.destroyed) {
-      failBody(answered.req, apiError(code, code === "bad_request" ? "the request body could not be read: malformed HTTP" : `the request body was not received in time`, { closeConnection: true }));
+      // Whatever the handler answers, even one that never reads the body, closes the connection:
+      // the parser will read nothing more on it.
+      answered.setHeader("Connection", "close");
+      failBody(answered.req, apiError(code, bodyDetail, { closeConnection: true }));
       // A handler that never reads the body must not keep the connection either.
       setTimeout(() => answered.writableFinished || socket.destroy(), BROKEN_BODY_GRACE_MS).unref();
       return;

@@ -223,7 +223,7 @@ test("metrics count refusals by reason and status; access log has one line per r
   assert.not.match(proc.output(), /tok1|hmacsecret|Bearer x/);
 });
 
-test("a body that can never end, on a route whose auth needs the body and on the Pull API, is answered 400 at once, counted once, and not stored", async () => {
+test("a body that can never end, on a route whose auth needs the body and on the Pull API, is answered 400 (not left hanging), counted once, and not stored", async () => {
   const reasonCount = async () => {
     const text = await (await fetch(u.metrics)).text();
     return Number(/spool_ingress_rejected_by_reason_total\{reason="bad_request",status="400"\} (\d+)/.exec(text)?.[1] ?? 0);
@@ -255,6 +255,7 @@ test("a body that can never end, on a route whose auth needs the body and on the
   const pullPort = Number(new URL(u.pull).port);
   const pull = await rawExchange(pullPort, `POST ${new URL(u.pull).pathname.replace(/\/$/, "")}/gh/dequeue HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer pull-token\r\nContent-Length: 50\r\n\r\n{"batch"`, true);
   assert.match(pull, /^HTTP\/1\.1 400 /, pull);
+  assert.is(JSON.parse(pull.slice(pull.indexOf("\r\n\r\n") + 4)).code, "bad_request");
   assert.is(await stored(), storedBefore, "nothing stored");
 });
 

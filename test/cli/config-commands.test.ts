@@ -127,6 +127,10 @@ cli("config validate: usage errors exit 2", () => {
   const unknown = spool(["config", "validate", "--no-such-flag"]);
   assert.is(unknown.code, 2);
   assert.match(unknown.stderr, "Unknown option `--no-such-flag`", "named as typed, not camel-cased");
+  for (const flag of ["--bogus-flag", "--bogus-flag=1"]) {
+    const bogus = spool(["config", "validate", flag]);
+    assert.equal([bogus.code, bogus.stderr.includes("Unknown option `--bogus-flag`")], [2, true], `${flag}: ${bogus.stderr}`);
+  }
 });
 
 cli("config validate: a missing file is an error naming the file", () => {

@@ -85,6 +85,9 @@ export function sessionOptions(schema: string, dsn: string) {
   };
 }
 
+/** How long a migration waits for a table lock (PostgreSQL's lock_timeout). */
+const MIGRATION_LOCK_TIMEOUT = "10s";
+
 async function migrate(sql: Sql, schema: string, nowMs: number): Promise<void> {
   await sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtext(${"spool-migrate:" + schema}))`;
@@ -98,6 +101,10 @@ async function migrate(sql: Sql, schema: string, nowMs: number): Promise<void> {
       );
     }
     await tx.unsafe(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
+    // A migration that rewrites a table (schema 4) waits for the instances still running to let go
+    // of it, and while it waits every later query queues behind it: it gives up after a while
+    // instead, and this start fails with a message saying so (the next start tries again).
+    await tx.unsafe(`SET LOCAL lock_timeout = '${MIGRATION_LOCK_TIMEOUT}'`);
     for (const migration of POSTGRES_MIGRATIONS) {
       if (migration.version <= current) continue;
       await tx.unsafe(migration.sql);
