@@ -238,6 +238,25 @@ test("HEAD answers like GET without a body on the read endpoints; a 404 does not
   assert.ok(long.text.length < 400, `a ${long.text.length}-character reply`);
 });
 
+test("a mutation whose client leaves before its body has arrived is audited as client_gone, and nothing is logged as an internal error", async () => {
+  const { port } = new URL(main.urls.admin);
+  const socket = connect(Number(port), "127.0.0.1");
+  socket.on("error", () => undefined);
+  const requestId = `gone-${Date.now()}`;
+  socket.write(
+    `POST /messages/cancel HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer admin-token\r\nX-Spool-Audit-Reason: left midway\r\n` +
+      `X-Request-ID: ${requestId}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"ids":[`,
+  );
+  // Once the server has the headers (the audit line needs them), the client goes away: a second
+  // leaves ample time for a local request's headers even on a loaded machine.
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  socket.resetAndDestroy();
+  const line = await eventually(() => auditLines(main.proc.output()).find((l) => l.request_id === requestId), 5_000, "the audit line");
+  assert.is(line.result, "client_gone");
+  assert.is(line.tool, "messages_cancel");
+  assert.not.match(main.proc.output(), /admin_unexpected_error/);
+});
+
 test("lifecycle by ids and the DLQ: requeue, delete, cancel, resume with exact counts", async () => {
   await lifecycleByIdsAndDlq(main);
 });
