@@ -69,6 +69,23 @@ function parserRefusal(errorCode: string | undefined, maxHeaderSize: number) {
   return { status: 400, reason: "Bad Request", code: "bad_request", detail: "malformed HTTP request", bodyDetail: "the request body could not be read: malformed HTTP" } as const;
 }
 
+/**
+ * What Node's parser lets through but a server must refuse (RFC 9112): an HTTP/1.1 request without
+ * Host, or with two (§3.2: which one names the target?), and a transfer coding other than chunked
+ * (§6.1). Answered before any handler, the connection closed after (the body is not read).
+ */
+function framingRefusal(req: IncomingMessage): ApiError | undefined {
+  if (req.httpVersion === "1.1" && req.headers.host === undefined) return apiError("bad_request", "an HTTP/1.1 request needs a Host header", { closeConnection: true });
+  let hosts = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].length === 4 && req.rawHeaders[i].toLowerCase() === "host") hosts++;
+  if (hosts > 1) return apiError("bad_request", "a request has one Host header", { closeConnection: true });
+  const codings = req.headers["transfer-encoding"];
+  if (codings !== undefined && codings.split(",").some((coding) => coding.trim().toLowerCase() !== "chunked")) {
+    return apiError("unsupported_transfer_coding", `unsupported Transfer-Encoding ${JSON.stringify(codings.slice(0, 100))}; only chunked is accepted`, { closeConnection: true });
+  }
+  return undefined;
+}
+
 /** How long a handler has to answer a request whose body the parser gave up on (clientError). */
 const BROKEN_BODY_GRACE_MS = 5_000;
 
@@ -215,23 +232,6 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       answered.once("close", refuse);
     } else refuse();
   });
-
-  /**
-   * What Node's parser lets through but a server must refuse (RFC 9112): an HTTP/1.1 request without
-   * Host, or with two (§3.2: which one names the target?), and a transfer coding other than chunked
-   * (§6.1). Answered before any handler, the connection closed after (the body is not read).
-   */
-  function framingRefusal(req: IncomingMessage): ApiError | undefined {
-    if (req.httpVersion === "1.1" && req.headers.host === undefined) return apiError("bad_request", "an HTTP/1.1 request needs a Host header", { closeConnection: true });
-    let hosts = 0;
-    for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].length === 4 && req.rawHeaders[i].toLowerCase() === "host") hosts++;
-    if (hosts > 1) return apiError("bad_request", "a request has one Host header", { closeConnection: true });
-    const codings = req.headers["transfer-encoding"];
-    if (codings !== undefined && codings.split(",").some((coding) => coding.trim().toLowerCase() !== "chunked")) {
-      return apiError("unsupported_transfer_coding", `unsupported Transfer-Encoding ${JSON.stringify(codings.slice(0, 100))}; only chunked is accepted`, { closeConnection: true });
-    }
-    return undefined;
-  }
 
   function answerFailure(error: unknown, req: IncomingMessage, res: ServerResponse): void {
     if (error instanceof ClientGoneError) {
