@@ -13,9 +13,10 @@
 //    first reads the server's array types (`fetch_types`), a query the driver starts without
 //    handling its failure: killed then, its rejection is unhandled and Node exits. The driver also
 //    kept that query and its error across the reconnect it then makes, and failed the caller's
-//    first query with the dead session's error. Patched: the startup read's failure is handled
-//    (the caller's query fails or is retried as the driver decides), and a connection closed during
-//    startup forgets its internal query and error before it reconnects.
+//    first query with the dead session's error. Patched: the startup read's own promise gets a
+//    handler (whatever failed it, the driver already fails or retries the caller's query with the
+//    same error, so nothing is hidden), and a connection closed during startup forgets its internal
+//    query and error before it reconnects.
 //
 // Run by `npm install`/`npm ci` (postinstall). Each edit is applied once (it is skipped when its
 // result is already there); a driver whose code differs is left alone with a warning.
