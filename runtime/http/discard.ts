@@ -4,6 +4,7 @@
 // the 413); RFC 9112 §9.6 asks for this staged close instead.
 import { timerDelayMs } from "../clock.js";
 import type { IncomingMessage } from "node:http";
+import { bodyBroken } from "./body.js";
 
 export interface DiscardLimits {
   /** Bytes read and dropped at most; past them reading stops (the stream is paused, nothing is kept). */
@@ -28,6 +29,8 @@ export interface DiscardOutcome {
  */
 export function discardRequestBody(req: IncomingMessage, limits: DiscardLimits): Promise<DiscardOutcome> {
   if (req.complete) return Promise.resolve({ ended: true, discardedBytes: 0 });
+  // A body the parser gave up on (body.ts failBody) will not end: nothing to wait for.
+  if (bodyBroken(req)) return Promise.resolve({ ended: false, discardedBytes: 0 });
   return new Promise((resolve) => {
     let discardedBytes = 0;
     const finish = (ended: boolean) => {

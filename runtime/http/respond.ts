@@ -1,7 +1,7 @@
 // The only writers of HTTP responses: JSON bodies, catalogue errors and empty replies.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiError } from "../errors.js";
-import { awaitsContinue, bodyBroken } from "./body.js";
+import { awaitsContinue } from "./body.js";
 import { discardRequestBody, LINGER_LIMITS } from "./discard.js";
 
 type Headers = Readonly<Record<string, string>>;
@@ -37,9 +37,8 @@ export function sendError(res: ServerResponse, error: ApiError): void {
   res.setHeader("Connection", "close");
   const payload = JSON.stringify(error.toBody());
   if (!writeJsonHead(res, error.status, payload, error.headers)) return;
-  // A client still waiting for 100 Continue has sent no body, and will not; a body the parser gave
-  // up on (or is to refuse) will not end: nothing to drain.
-  if (!req || req.complete || awaitsContinue(req) || bodyBroken(req)) {
+  // A client still waiting for 100 Continue has sent no body, and will not: nothing to drain.
+  if (!req || req.complete || awaitsContinue(req)) {
     res.end(payload);
     return;
   }

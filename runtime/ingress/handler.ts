@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Clock } from "../clock.js";
 import { ApiError, apiError, retryAfterHeader, shortPath } from "../errors.js";
-import { awaitsContinue, bodyBroken, ClientGoneError, readBody, headersSize } from "../http/body.js";
+import { awaitsContinue, ClientGoneError, readBody, headersSize } from "../http/body.js";
 import { discardRequestBody } from "../http/discard.js";
 import { sendError, sendJsonText } from "../http/respond.js";
 import { abandonMessageIdStream, newMessageId } from "../ids.js";
@@ -64,7 +64,7 @@ export function createIngressHandler(deps: IngressDeps) {
       if (res.headersSent) return;
       // A small unread body is read and dropped so the connection stays usable; a large or unknown
       // one gets the reply at once and a staged close (runtime/http/respond.ts).
-      if (refusal.error.closeConnection && !req.complete && !bodyBroken(req) && (await discardSmallBody(req))) {
+      if (refusal.error.closeConnection && !req.complete && (await discardSmallBody(req))) {
         refusal = refuse(refusal.reason, withoutClose(refusal.error));
       }
       sendError(res, refusal.error);
