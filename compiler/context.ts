@@ -101,13 +101,8 @@ export class CompileContext {
     return isAbsolute(path) ? path : resolve(this.baseDir, path);
   }
 
-  readFile(path: string): string | undefined {
-    const read = this.readFileOrReason(path);
-    return "text" in read ? read.text : undefined;
-  }
-
   /** The file's text, or why it could not be read (for the diagnostic: missing, too large, …). */
-  readFileOrReason(path: string): { text: string } | { reason: string } {
+  readFile(path: string): { text: string } | { reason: string } {
     try {
       return { text: this.readFileImpl(path) };
     } catch (error) {
@@ -155,7 +150,7 @@ export class CompileContext {
       return "";
     }
     if (varName !== undefined) return this.resolveVar(varName, arg.span) ?? "";
-    const read = this.readFileOrReason(filePath!);
+    const read = this.readFile(filePath!);
     if ("reason" in read) {
       this.error(arg.span, `cannot read file "${filePath}" for ${whole}: ${read.reason}`);
       return "";

@@ -115,7 +115,7 @@ export function decodeSecretSource(cx: CompileContext, arg: Arg, what: string): 
     if (value === undefined || value === "") cx.secretProblem(arg.span, `${what}: environment variable ${ref} is not set`);
     return { kind, ref, value: value === undefined || value === "" ? null : value };
   }
-  const read = cx.readFileOrReason(ref);
+  const read = cx.readFile(ref);
   const content = "text" in read ? read.text.trim() : undefined;
   if ("reason" in read) cx.secretProblem(arg.span, `${what}: cannot read secret file "${ref}": ${read.reason}`);
   else if (content === "") cx.secretProblem(arg.span, `${what}: secret file "${ref}" is empty`);

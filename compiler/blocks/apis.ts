@@ -135,7 +135,7 @@ export function compileTls(cx: CompileContext, d: Directive, where: string): Tls
   // that cannot be read stops `spool run` and is a warning for `config validate`.
   for (const [name, path] of [["cert_file", out.certFile], ["key_file", out.keyFile], ["client_ca", out.clientCaFile]] as const) {
     if (path === null) continue;
-    const read = cx.readFileOrReason(path);
+    const read = cx.readFile(path);
     if ("reason" in read) cx.secretProblem(spanOf(d), `${where}: ${name} ${path} cannot be read: ${read.reason}`);
   }
   return {
