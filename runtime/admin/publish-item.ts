@@ -3,6 +3,7 @@
 // carrying the item's 0-based index.
 import { isHttpHeaderValue, isHttpToken, routeTargets, type Route } from "../../compiler/index.js";
 import { apiError } from "../errors.js";
+import { isCredentialHeader } from "../http/credential-headers.js";
 import type { NewMessage } from "../store/store.js";
 import { parseRfc3339Ms } from "./params.js";
 
@@ -78,15 +79,18 @@ export function buildMessage(item: PublishItemInput, route: Route, target: strin
     throw apiError("payload_too_large", `payload of ${payload.length} bytes exceeds max_body ${route.maxBodyBytes} of route ${route.path}`, at);
   }
 
-  const headers = item.headers ?? {};
-  for (const [name, value] of Object.entries(headers)) {
+  const given = item.headers ?? {};
+  for (const [name, value] of Object.entries(given)) {
     const problem = headerProblem(name, value);
     if (problem) throw apiError("invalid_header", problem, at);
   }
-  const size = headersBytes(headers);
+  const size = headersBytes(given);
   if (size > route.maxHeadersBytes) {
     throw apiError("headers_too_large", `headers of ${size} bytes exceed max_headers ${route.maxHeadersBytes} of route ${route.path}`, at);
   }
+  // DECISIONS.md "Ingress": stored headers never hold credentials, whoever supplies them; a push
+  // target would otherwise receive the publisher's Authorization or Cookie.
+  const headers = Object.fromEntries(Object.entries(given).filter(([name]) => !isCredentialHeader(name)));
 
   const receivedAtMs = optionalInstant(item.received_at, "invalid_received_at", "received_at", itemIndex) ?? nowMs;
   const nextRunAtMs = optionalInstant(item.next_run_at, "invalid_next_run_at", "next_run_at", itemIndex) ?? nowMs;

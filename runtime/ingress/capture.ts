@@ -1,10 +1,7 @@
 // What ingress stores besides the body: the request headers (reference-behaviour.md §2 row 3:
 // canonical names, repeated values joined with ",", minus the credential headers) and a small trace.
 import type { IncomingMessage } from "node:http";
-
-// DECISIONS.md "Ingress": stored headers exclude these; they would hand the sender's credentials to
-// every consumer and push target.
-const NEVER_STORED = new Set(["authorization", "proxy-authorization", "cookie"]);
+import { isCredentialHeader } from "../http/credential-headers.js";
 
 // Stored names by the name as sent. Senders repeat a few spellings, so the lower-casing and
 // canonicalising are done once per spelling; bounded, so invented names cannot grow it without end.
@@ -15,8 +12,7 @@ const storedNames = new Map<string, string | null>();
 function storedName(sent: string): string | null {
   let name = storedNames.get(sent);
   if (name === undefined) {
-    const lower = sent.toLowerCase();
-    name = NEVER_STORED.has(lower) ? null : canonicalHeaderName(lower);
+    name = isCredentialHeader(sent) ? null : canonicalHeaderName(sent.toLowerCase());
     if (storedNames.size < STORED_NAME_CACHE_LIMIT) storedNames.set(sent, name);
   }
   return name;

@@ -60,6 +60,15 @@ for (const backend of ["sqlite", "memory"] as Backend[]) {
     assert.is(await counter(h, "rejected"), 0);
   });
 
+  publish("published headers are stored without the credential headers, as ingress stores them", async (context) => {
+    const h = await start(context);
+    const headers = { Authorization: "Bearer publisher-secret", cookie: "sid=1", "Proxy-Authorization": "Basic eA==", "X-Kind": "a" };
+    const reply = await h.request("POST", "/messages/publish", { body: { items: [item("cred", "/single", { headers })] } });
+    assert.is(reply.status, 200);
+    const [view] = await h.store.getMessages(["cred"], { headers: true });
+    assert.equal(view.headers, { "X-Kind": "a" });
+  });
+
   publish("every refusal names its code and item_index and stores nothing", async (context) => {
     const h = await start(context);
     await h.seed([message("existing", "/orders")]);
