@@ -30,6 +30,23 @@ test("the default applies unless the DSN or PGCONNECT_TIMEOUT names one", () => 
   }
 });
 
+test("a database that refuses the connection at startup is said to be unreachable, not lost", async () => {
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+  try {
+    await openStore({ backend: "postgres", postgresDsn: `postgres://postgres@127.0.0.1:${port}/spool`, postgresSchema: "spool" }, { clock: new TestClock() });
+    assert.unreachable("the store opened without a database");
+  } catch (error) {
+    assert.instance(error, StoreError);
+    assert.is((error as StoreError).code, "unavailable");
+    assert.match((error as StoreError).message, /^cannot prepare PostgreSQL schema spool: cannot connect to PostgreSQL \(.*ECONNREFUSED.*\)$/);
+  }
+});
+
 /** Forwards to `target` until silence(): then drops every relayed session and leaves new ones unanswered. */
 class Relay {
   private silent = false;

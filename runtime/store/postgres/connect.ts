@@ -30,8 +30,25 @@ export async function connectPostgres(options: ConnectOptions): Promise<Sql> {
     return sql;
   } catch (error) {
     await sql.end({ timeout: 1 }).catch(() => {});
-    throw postgresStoreError(error, "cannot prepare PostgreSQL schema " + options.schema);
+    throw startupStoreError(error, "cannot prepare PostgreSQL schema " + options.schema);
   }
+}
+
+/**
+ * A failure while the store opens. Unlike a call's failure (postgresStoreError) there is no next
+ * call to reconnect, and a database that never answered was never "lost": it says which it was.
+ */
+export function startupStoreError(error: unknown, context: string): StoreError {
+  if (error instanceof StoreError || !isConnectionLoss(error) && !isUnreachable(error)) return postgresStoreError(error, context);
+  const detail = error instanceof Error ? error.message : String(error);
+  const what = isUnreachable(error) ? "cannot connect to PostgreSQL" : "lost the PostgreSQL connection";
+  return new StoreError("unavailable", `${context}: ${what} (${detail})`, undefined, { cause: error });
+}
+
+/** The database could not be reached at all: refused, no such host, no route, or no answer in time. */
+function isUnreachable(error: unknown): boolean {
+  const code = String((error as { code?: unknown } | null)?.code ?? "");
+  return /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|CONNECT_TIMEOUT)$/.test(code);
 }
 
 /**

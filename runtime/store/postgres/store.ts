@@ -44,7 +44,7 @@ import {
 import { validateDequeue, validateEnqueueBatch } from "../validate.js";
 import * as analytics from "./analytics.js";
 import * as attempts from "./attempts.js";
-import { connectPostgres, openDeferredPool, postgresStoreError, type Sql } from "./connect.js";
+import { connectPostgres, openDeferredPool, postgresStoreError, startupStoreError, type Sql } from "./connect.js";
 import { readyChannel, type PgContext } from "./context.js";
 import { EnqueueWriter } from "./enqueue.js";
 import { LeaseOps } from "./leases.js";
@@ -108,7 +108,7 @@ export class PostgresStore implements Store {
       });
     } catch (error) {
       await Promise.all([sql.end({ timeout: 1 }), store.deferredSql.end({ timeout: 1 })]).catch(() => {});
-      throw postgresStoreError(error, "cannot LISTEN for wake-ups");
+      throw startupStoreError(error, "cannot LISTEN for wake-ups");
     }
     return store;
   }
