@@ -55,6 +55,8 @@ export function readSecretFile(path: string): string {
 
 /** The longest value placeholders may expand to (a 1 MiB secret file fits). */
 const MAX_EXPANDED_CHARS = 2 * MAX_SECRET_FILE_BYTES;
+/** How deep vars may refer to vars ({vars.A} in B, {vars.B} in C, …). */
+const MAX_VAR_DEPTH = 100;
 
 /** Collects diagnostics and resolves placeholders; handed to every block compiler. */
 export class CompileContext {
@@ -67,6 +69,8 @@ export class CompileContext {
   private readonly rawVars = new Map<string, Arg>();
   private readonly resolvedVars = new Map<string, string>();
   private readonly resolvingVars = new Set<string>();
+  /** A too-deep chain of vars has been reported (resolveVar). */
+  private reportedTooDeep = false;
   /**
    * Every value a placeholder expanded to, with the placeholder as written (`{vars.TOKEN}`,
    * `{env.X}`, `{$X}`, `{file.P}`): credentials may come through placeholders into URLs and
@@ -165,6 +169,14 @@ export class CompileContext {
     if (!raw) return this.error(span, `unknown variable {vars.${name}}: define it in the vars block`);
     if (this.resolvingVars.has(name)) {
       return this.error(raw.span, `placeholder cycle: {vars.${name}} refers back to itself (through ${[...this.resolvingVars].join(" -> ")})`);
+    }
+    // Each level is a few stack frames deep: a chain some thousand vars long exhausted the stack and
+    // failed with a RangeError and no position.
+    // Reported once: resolving the rest of a long chain would hit the limit again every 100 vars.
+    if (this.resolvingVars.size > MAX_VAR_DEPTH) {
+      if (this.reportedTooDeep) return undefined;
+      this.reportedTooDeep = true;
+      return this.error(raw.span, `{vars.${name}} is nested too deep: a var may refer to vars that refer to vars at most ${MAX_VAR_DEPTH} levels down`);
     }
     this.resolvingVars.add(name);
     const value = this.text(raw);

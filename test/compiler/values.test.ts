@@ -182,6 +182,18 @@ values("vars that repeat vars cannot expand without bound: a positioned error pa
   assert.equal(errors.map((d) => [d.span.line, d.message]), [[7, "the value is longer than 2097152 characters once its placeholders are expanded"]]);
 });
 
+values("a chain of vars a thousand deep is a positioned error, not a stack overflow; a hundred deep compiles", () => {
+  const chain = (depth: number) =>
+    ["vars {", ...Array.from({ length: depth }, (_, i) => `  V${i} "{vars.V${i + 1}}"`), `  V${depth} x`, "}", '/a {\n  deliver "https://{vars.V0}.example.com"\n}'].join("\n") + "\n";
+  const deep = compileSpoolfile(chain(1000), "Spoolfile", { env: {} });
+  const errors = deep.diagnostics.filter((d) => d.severity === "error");
+  assert.equal(errors.map((d) => [d.span.line, d.message]), [[103, "{vars.V101} is nested too deep: a var may refer to vars that refer to vars at most 100 levels down"]]);
+  const fine = compileSpoolfile(chain(100), "Spoolfile", { env: {} });
+  assert.equal(fine.diagnostics.filter((d) => d.severity === "error"), []);
+  const mode = fine.config?.routes[0].mode;
+  assert.is(mode?.kind === "deliver" ? mode.targets[0].target : undefined, "https://x.example.com");
+});
+
 values("a backslash before U+2028 or U+2029 inside a quoted string is kept literally, like any other", () => {
   for (const separator of ["\u2028", "\u2029"]) {
     const result = compileSpoolfile(`/a {\n  auth basic "u" "p\\${separator}"\n  deliver "https://example.com/a"\n}\n`, "Spoolfile", { env: {} });
