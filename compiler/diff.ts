@@ -43,8 +43,12 @@ export interface ConfigChange {
   readonly after?: string;
 }
 
-/** IR-level changes between two configs: routes by path, targets by name, everything else by field. */
-export function diffConfigs(before: SpoolConfig, after: SpoolConfig): ConfigChange[] {
+/**
+ * IR-level changes between two configs: routes by path, targets by name, everything else by field.
+ * `shownName` is how a target's name will be printed (expansionMasker): two targets that print the
+ * same are the same target when their order is compared, as they are one `~` line (maskExpansions).
+ */
+export function diffConfigs(before: SpoolConfig, after: SpoolConfig, shownName: (name: string) => string = (name) => name): ConfigChange[] {
   const changes: ConfigChange[] = [];
   const { routes: oldRoutes, ...oldRest } = before;
   const { routes: newRoutes, ...newRest } = after;
@@ -60,7 +64,7 @@ export function diffConfigs(before: SpoolConfig, after: SpoolConfig): ConfigChan
     else {
       // Fan-out copies are stored, and their ids answered, in target order.
       if (old.mode.kind === "deliver" && r.mode.kind === "deliver") {
-        diffOrder(old.mode.targets.map((t) => t.target), r.mode.targets.map((t) => t.target), `route ${r.path}: target order`, changes);
+        diffOrder(old.mode.targets.map((t) => t.target), r.mode.targets.map((t) => t.target), `route ${r.path}: target order`, changes, shownName);
       }
       diffValues(keyedRoute(old), keyedRoute(r), `route ${r.path}: `, changes);
     }
@@ -68,12 +72,18 @@ export function diffConfigs(before: SpoolConfig, after: SpoolConfig): ConfigChan
   return changes;
 }
 
-/** A change when the names present in both lists come in a different order (additions and removals are reported on their own). */
-function diffOrder(before: readonly string[], after: readonly string[], path: string, out: ConfigChange[]): void {
-  const kept = (names: readonly string[], other: readonly string[]) => names.filter((name) => other.includes(name));
+/**
+ * A change when the names present in both lists come in a different order (additions and removals
+ * are reported on their own). Names are matched as `shownName` prints them, and printed as they are.
+ */
+function diffOrder(before: readonly string[], after: readonly string[], path: string, out: ConfigChange[], shownName: (name: string) => string = (name) => name): void {
+  const kept = (names: readonly string[], other: readonly string[]) => {
+    const shownOther = new Set(other.map(shownName));
+    return names.filter((name) => shownOther.has(shownName(name)));
+  };
   const oldOrder = kept(before, after);
   const newOrder = kept(after, before);
-  if (oldOrder.some((name, i) => name !== newOrder[i])) out.push({ kind: "changed", path, before: JSON.stringify(oldOrder), after: JSON.stringify(newOrder) });
+  if (oldOrder.some((name, i) => shownName(name) !== shownName(newOrder[i]))) out.push({ kind: "changed", path, before: JSON.stringify(oldOrder), after: JSON.stringify(newOrder) });
 }
 
 /** Targets keyed by their name, so reordering or editing one target reads as such. */
@@ -166,7 +176,15 @@ function show(v: unknown): string {
 
 export function renderChanges(changes: readonly ConfigChange[]): string {
   return changes
-    .map((c) => (c.kind === "added" ? `+ ${c.path}${c.after !== undefined ? ` = ${c.after}` : ""}` : c.kind === "removed" ? `- ${c.path}${c.before !== undefined ? ` (was ${c.before})` : ""}` : `~ ${c.path}: ${c.before} -> ${c.after}`))
+    .map((c) =>
+      c.kind === "added"
+        ? `+ ${c.path}${c.after !== undefined ? ` = ${c.after}` : ""}`
+        : c.kind === "removed"
+          ? `- ${c.path}${c.before !== undefined ? ` (was ${c.before})` : ""}`
+          : c.before === undefined && c.after === undefined
+            ? `~ ${c.path} (changed where it is not shown)`
+            : `~ ${c.path}: ${c.before} -> ${c.after}`,
+    )
     .join("\n");
 }
 
@@ -181,25 +199,54 @@ const MIN_MASKED_CHARS = 4;
  * sides says so (the values behind the placeholder differ).
  */
 export function maskExpansions(changes: readonly ConfigChange[], ...expansions: (ReadonlyMap<string, string> | undefined)[]): ConfigChange[] {
-  const pairs = new Map<string, string>();
-  for (const map of expansions) for (const [value, placeholder] of map ?? []) if (value.length >= MIN_MASKED_CHARS && !pairs.has(value)) pairs.set(value, placeholder);
-  const ordered = [...pairs].sort((a, b) => b[0].length - a[0].length);
-  const mask = (text: string | undefined): string | undefined => {
-    if (text === undefined) return undefined;
-    let masked = text;
-    for (const [value, placeholder] of ordered) {
-      masked = masked.split(value).join(placeholder);
-      const escaped = JSON.stringify(value).slice(1, -1);
-      if (escaped !== value) masked = masked.split(escaped).join(placeholder);
-    }
-    return masked;
-  };
+  const masker = expansionMasker(...expansions);
+  const mask = (text: string | undefined): string | undefined => (text === undefined ? undefined : masker(text));
   const masked = changes.map((change): ConfigChange => {
     const before = mask(change.before);
     const after = mask(change.after);
     return { kind: change.kind, path: mask(change.path)!, before, after: change.kind === "changed" && change.before !== change.after ? markedIfSame(before, after) : after };
   });
   return pairRenamed(masked);
+}
+
+/** A text as maskExpansions prints it: placeholders back in place of their values, URL query values redacted. */
+export function expansionMasker(...expansions: (ReadonlyMap<string, string> | undefined)[]): (text: string) => string {
+  const pairs = new Map<string, string>();
+  for (const map of expansions) for (const [value, placeholder] of map ?? []) if (value.length >= MIN_MASKED_CHARS && !pairs.has(value)) pairs.set(value, placeholder);
+  const ordered = [...pairs].sort((a, b) => b[0].length - a[0].length);
+  return (text) => {
+    let masked = text;
+    for (const [value, placeholder] of ordered) {
+      masked = masked.split(value).join(placeholder);
+      const escaped = JSON.stringify(value).slice(1, -1);
+      if (escaped !== value) masked = masked.split(escaped).join(placeholder);
+    }
+    return redactQueryValues(masked);
+  };
+}
+
+/** A URL's query, wherever it appears in a change's text: up to a quote, a bracket, a fragment or a space. */
+const URL_QUERY = /([a-z][a-z0-9+.-]*:\/\/[^\s"?#\]]*\?)([^\s"#\]]*)/gi;
+
+/**
+ * Query values of URLs as `(redacted)`: `?token=…` and `?key=…` carry credentials as often as a
+ * URL's password does (deliver targets, forward auth). Names stay, and so does a value that is a
+ * placeholder. A change only there reads the same on both sides, and says `(changed)`; a target
+ * renamed only there is one `~` line.
+ */
+function redactQueryValues<T extends string | undefined>(text: T): T {
+  return text?.replace(URL_QUERY, (_whole, head: string, query: string) =>
+    head +
+    query
+      .split("&")
+      .map((pair) => {
+        const eq = pair.indexOf("=");
+        if (eq < 0) return pair;
+        const value = pair.slice(eq + 1);
+        return value === "" || /^\{[^{}]*\}$/.test(value) ? pair : `${pair.slice(0, eq + 1)}(redacted)`;
+      })
+      .join("&"),
+  ) as T;
 }
 
 /**
@@ -220,7 +267,9 @@ function pairRenamed(changes: readonly ConfigChange[]): ConfigChange[] {
       continue;
     }
     paired.add(addition);
-    out.push({ kind: "changed", path: change.path, before: change.before, after: markedIfSame(change.before, addition.after) });
+    // The same on both sides once masked: only what is not shown changed, so neither side is printed.
+    if (change.before === addition.after) out.push({ kind: "changed", path: change.path });
+    else out.push({ kind: "changed", path: change.path, before: change.before, after: addition.after });
   }
   return out;
 }

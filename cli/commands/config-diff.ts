@@ -1,4 +1,4 @@
-import { compileSpoolfile, diffConfigs, formatText, maskExpansions, renderChanges, unifiedDiff } from "../../compiler/index.js";
+import { compileSpoolfile, diffConfigs, expansionMasker, formatText, maskExpansions, renderChanges, unifiedDiff } from "../../compiler/index.js";
 import { renderDiagnostic } from "../../grammar/index.js";
 import { readConfigText, type CommandOutput } from "../io.js";
 
@@ -28,7 +28,7 @@ export async function runConfigDiff(oldPath: string | undefined, newPath: string
       for (const d of [...before.diagnostics, ...after.diagnostics]) if (d.severity === "error") out.stderr(renderDiagnostic(d));
       return 2;
     }
-    const changes = maskExpansions(diffConfigs(before.config, after.config), before.expansions, after.expansions);
+    const changes = maskExpansions(diffConfigs(before.config, after.config, expansionMasker(before.expansions, after.expansions)), before.expansions, after.expansions);
     if (changes.length > 0) out.stdout(renderChanges(changes));
     return changes.length === 0 ? 0 : 1;
   }

@@ -176,8 +176,7 @@ cli("config diff --semantic shows placeholders, not the var or environment value
   assert.not.ok(/hunter2|abc123secret/.test(changed.stdout), changed.stdout);
   // The target is named by its URL, which changed behind the placeholder: one `~` line, not a `-`
   // and a `+` that read the same.
-  assert.match(changed.stdout, "~ route /c: mode.targets[https://hooks.example/in?token={vars.TOKEN}]: {");
-  assert.match(changed.stdout, "} (changed)");
+  assert.match(changed.stdout, "~ route /c: mode.targets[https://hooks.example/in?token={vars.TOKEN}] (changed where it is not shown)");
   assert.not.match(changed.stdout, "- route /c");
   assert.match(changed.stdout, "mode.targets[https://hooks.example/{env.SPOOL_TEST_PATH_SECRET}].timeoutMs: 1000 -> 2000");
   assert.match(changed.stdout, 'args[0]: "{vars.TOKEN}" -> "{vars.TOKEN}" (changed)');
