@@ -58,12 +58,21 @@ export function compilePullApi(cx: CompileContext, d: Directive | undefined): Pu
   out.tokens = tokens;
   // DECISIONS.md "Settled details": a default above its cap, implicit defaults included, is an error.
   if (out.maxLeaseTtlMs !== null && out.defaultLeaseTtlMs > out.maxLeaseTtlMs) {
-    cx.error(spanOf(d), `pull_api: default_lease_ttl (${out.defaultLeaseTtlMs}ms) is above max_lease_ttl (${out.maxLeaseTtlMs}ms)`);
+    cx.error(settingSpan(d, "default_lease_ttl", "max_lease_ttl"), `pull_api: default_lease_ttl (${out.defaultLeaseTtlMs}ms) is above max_lease_ttl (${out.maxLeaseTtlMs}ms)`);
   }
   if (out.maxWaitMs !== null && out.defaultMaxWaitMs > out.maxWaitMs) {
-    cx.error(spanOf(d), `pull_api: default_max_wait (${out.defaultMaxWaitMs}ms) is above max_wait (${out.maxWaitMs}ms)`);
+    cx.error(settingSpan(d, "default_max_wait", "max_wait"), `pull_api: default_max_wait (${out.defaultMaxWaitMs}ms) is above max_wait (${out.maxWaitMs}ms)`);
   }
   return out;
+}
+
+/** Where a conflict between two settings of a block is reported: the first of them written, else the block. */
+function settingSpan(d: Directive, ...names: string[]) {
+  for (const name of names) {
+    const written = d.block?.items.find((item): item is Directive => item.kind === "directive" && item.name?.value === name);
+    if (written) return spanOf(written);
+  }
+  return spanOf(d);
 }
 
 // admin_api { listen; prefix; auth token <source>…; tls { … } }

@@ -130,8 +130,17 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
         const state: { directive: Directive; path: string; tokens: SecretSource[] | null } = { directive: x, path: "", tokens: null };
         pull = state;
         const tokens: SecretSource[] = [];
+        // A path that is there but invalid has its own error; "required" is only for a missing one.
+        let pathGiven = false;
         readBareBlock(cx, x, "pull", {
-          path: { handle: (p) => { const a = singleArgOf(cx, p, "path /name"); const v = a && decodePath(cx, a, "pull path"); if (v) state.path = v; } },
+          path: {
+            handle: (p) => {
+              pathGiven = true;
+              const a = singleArgOf(cx, p, "path /name");
+              const v = a && decodePath(cx, a, "pull path");
+              if (v) state.path = v;
+            },
+          },
           auth: {
             repeatable: true,
             handle: (t) => {
@@ -143,7 +152,7 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
           },
         });
         if (tokens.length > 0) state.tokens = tokens;
-        if (x.block && !state.path) cx.error(spanOf(x), "pull: path is required (pull { path /name })");
+        if (x.block && !pathGiven) cx.error(spanOf(x), "pull: path is required (pull { path /name })");
       },
     },
     deliver: {

@@ -124,7 +124,7 @@ values("errors are all collected, not just the first", () => {
 });
 
 values("a default lease TTL above an explicit max is an error even when the default is implicit", () => {
-  assert.equal(errorsOf("pull_api { auth token raw:t; max_lease_ttl 10s }"), ["Spoolfile:1:1: pull_api: default_lease_ttl (30000ms) is above max_lease_ttl (10000ms)"]);
+  assert.equal(errorsOf("pull_api { auth token raw:t; max_lease_ttl 10s }"), ["Spoolfile:1:30: pull_api: default_lease_ttl (30000ms) is above max_lease_ttl (10000ms)"]);
   assert.equal(errorsOf("pull_api { auth token raw:t; max_lease_ttl 1m }"), []);
 });
 
