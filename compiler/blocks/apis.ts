@@ -50,7 +50,7 @@ export function compilePullApi(cx: CompileContext, d: Directive | undefined): Pu
     max_lease_batch: scalar.int(cx, "max_lease_batch", 1, 100, (v) => (out.maxLeaseBatch = v)),
     default_lease_ttl: scalar.duration(cx, "default_lease_ttl", (v) => (out.defaultLeaseTtlMs = v!), { positive: true }),
     max_lease_ttl: scalar.duration(cx, "max_lease_ttl", (v) => (out.maxLeaseTtlMs = v), { positive: true, allowOff: true }),
-    default_max_wait: scalar.duration(cx, "default_max_wait", (v) => (out.defaultMaxWaitMs = v ?? 0)),
+    default_max_wait: scalar.duration(cx, "default_max_wait", (v) => (out.defaultMaxWaitMs = v ?? 0), { allowOff: true }),
     max_wait: scalar.duration(cx, "max_wait", (v) => (out.maxWaitMs = v), { allowOff: true }),
     rate_limit: { handle: (r) => (out.rateLimit = compileRateLimit(cx, r, "pull_api rate_limit") ?? null) },
     tls: { handle: (t) => (out.tls = compileTls(cx, t, "pull_api tls") ?? null) },

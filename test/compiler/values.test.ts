@@ -128,6 +128,14 @@ values("a default lease TTL above an explicit max is an error even when the defa
   assert.equal(errorsOf("pull_api { auth token raw:t; max_lease_ttl 1m }"), []);
 });
 
+values("default_max_wait off means no wait, as 0 does (reference-behaviour §1.2: off or 0 is disabled or zero)", () => {
+  for (const value of ["off", "0"]) {
+    const result = compileSpoolfile(`pull_api { auth token raw:t; default_max_wait ${value} }\n`, "Spoolfile", { env: {} });
+    assert.equal(result.diagnostics.filter((d) => d.severity === "error"), [], value);
+    assert.is(result.config?.pullApi.defaultMaxWaitMs, 0, value);
+  }
+});
+
 values("a loopback admin listener needs no token; any other address does", () => {
   assert.equal(errorsOf("admin_api { listen [::1]:2019 }"), []);
   assert.equal(errorsOf("admin_api { listen localhost:2019 }"), []);
