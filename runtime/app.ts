@@ -204,6 +204,11 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       clock,
       observer: storeObserver(metrics),
       onMaintenanceError: (task, error) => logger.warn("store_maintenance_failed", { task, error }),
+      onClockSkew: (skewMs) =>
+        logger.warn("clock_skew", {
+          skew_ms: skewMs,
+          detail: "this host's clock differs from the PostgreSQL server's; instances sharing the database need agreeing clocks (NTP) for leases and wake-ups",
+        }),
     });
     const openedStore = store;
     const queueStats = createQueueStatsSource(openedStore, clock, {

@@ -26,11 +26,13 @@ export interface StoreDeps {
   observer?: StoreObserver;
   /** Failures of background pruning / sampling; default: ignored (they retry next interval). */
   onMaintenanceError?: (task: "prune" | "trend_sample", error: unknown) => void;
+  /** PostgreSQL: the server's clock is this far ahead of `clock` (ms; negative: behind), past a tolerance. */
+  onClockSkew?: (skewMs: number) => void;
 }
 
 export async function openStore(spec: StoreSpec, deps: StoreDeps): Promise<Store> {
   const observer = deps.observer ?? noopObserver;
-  const store = await openBackend(spec, deps.clock, observer);
+  const store = await openBackend(spec, deps, observer);
   const stopMaintenance = startMaintenance(store, spec, deps.onMaintenanceError ?? (() => {}));
   const close = store.close.bind(store);
   store.close = async () => {
@@ -40,7 +42,7 @@ export async function openStore(spec: StoreSpec, deps: StoreDeps): Promise<Store
   return store;
 }
 
-async function openBackend(spec: StoreSpec, clock: Clock, observer: StoreObserver): Promise<Store> {
+async function openBackend(spec: StoreSpec, { clock, onClockSkew }: StoreDeps, observer: StoreObserver): Promise<Store> {
   switch (spec.backend) {
     case "memory":
       return new MemoryStore({ clock, observer, limits: spec });
@@ -57,6 +59,7 @@ async function openBackend(spec: StoreSpec, clock: Clock, observer: StoreObserve
         observer,
         limits: spec,
         trendSampleIntervalMs: spec.trendSampleIntervalMs,
+        onClockSkew,
       });
     default:
       throw new StoreError("invalid_argument", `unknown store backend ${String(spec.backend)}`);

@@ -130,6 +130,18 @@ async function migrate(sql: Sql, schema: string, nowMs: number): Promise<void> {
   });
 }
 
+/**
+ * How far the PostgreSQL server's clock is ahead of `now` (negative: behind), in ms, measured over
+ * one round trip and taken at its middle. Instances sharing a database compare lease and ready
+ * times by their own clocks, so each one's offset from the server tells how far they disagree.
+ */
+export async function measureClockSkewMs(sql: Sql, now: () => number): Promise<number> {
+  const sent = now();
+  const [{ ms }] = await sql<{ ms: number }[]>`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms`;
+  const answered = now();
+  return Math.round(ms - (sent + answered) / 2);
+}
+
 /** Unique violations are handled by the caller; everything else means the database is not usable now. */
 export function postgresStoreError(error: unknown, context: string): StoreError {
   if (error instanceof StoreError) return error;

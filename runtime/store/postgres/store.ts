@@ -44,7 +44,7 @@ import {
 import { validateDequeue, validateEnqueueBatch } from "../validate.js";
 import * as analytics from "./analytics.js";
 import * as attempts from "./attempts.js";
-import { connectPostgres, openDeferredPool, postgresStoreError, startupStoreError, type Sql } from "./connect.js";
+import { connectPostgres, measureClockSkewMs, openDeferredPool, postgresStoreError, startupStoreError, type Sql } from "./connect.js";
 import { readyChannel, type PgContext } from "./context.js";
 import { EnqueueWriter } from "./enqueue.js";
 import { LeaseOps } from "./leases.js";
@@ -65,7 +65,15 @@ export interface PostgresStoreDeps {
    * capture finding another instance's sample younger than half of it records none of its own.
    */
   trendSampleIntervalMs?: number;
+  /** Told, once at open, when the server's clock differs from `clock` by more than CLOCK_SKEW_WARN_MS. */
+  onClockSkew?: (skewMs: number) => void;
 }
+
+/**
+ * Hosts kept by NTP agree within milliseconds; past this, leases and wake-ups between instances
+ * are off by as much (README "Decisions"), which an operator should hear about at the start.
+ */
+export const CLOCK_SKEW_WARN_MS = 250;
 
 export class PostgresStore implements Store {
   readonly backend = "postgres" as const;
@@ -97,6 +105,11 @@ export class PostgresStore implements Store {
 
   static async open(deps: PostgresStoreDeps): Promise<PostgresStore> {
     const sql = await connectPostgres({ dsn: deps.dsn, schema: deps.schema, poolSize: deps.poolSize, nowMs: deps.clock.now() });
+    if (deps.onClockSkew) {
+      // Advice only: a failed measurement does not keep the store from opening.
+      const skewMs = await measureClockSkewMs(sql, () => deps.clock.now()).catch(() => 0);
+      if (Math.abs(skewMs) > CLOCK_SKEW_WARN_MS) deps.onClockSkew(skewMs);
+    }
     const store = new PostgresStore(sql, openDeferredPool(deps), deps);
     try {
       store.wakeups = await WakeListener.start({
