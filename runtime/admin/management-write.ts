@@ -145,7 +145,11 @@ async function rewriteLabels(deps: AdminDeps, edits: readonly LabelEdit[]): Prom
     }
     text = outcome.text;
   }
-  await writeFileAtomically(deps.configPath, text);
+  // A directory that cannot be written (a read-only mount, a ConfigMap) is an expected refusal, not
+  // an internal error: the file and the running config are as they were.
+  await writeFileAtomically(deps.configPath, text).catch((error: unknown) => {
+    throw apiError("management_apply_failed", `cannot write the config file ${deps.configPath} (${ioReason(error)}); nothing was changed`);
+  });
   let detail: string | undefined;
   try {
     const outcome = await deps.applyConfigText(text);
@@ -154,9 +158,20 @@ async function rewriteLabels(deps: AdminDeps, edits: readonly LabelEdit[]): Prom
     detail = "the reload failed";
   }
   if (detail !== undefined) {
-    await writeFileAtomically(deps.configPath, previousBytes);
+    await writeFileAtomically(deps.configPath, previousBytes).catch((error: unknown) => {
+      throw apiError(
+        "management_apply_failed",
+        `the rewritten config was not applied (${detail}), and restoring the previous file failed (${ioReason(error)}): ` +
+          `${deps.configPath} holds the refused change while the previous config keeps serving`,
+      );
+    });
     throw apiError("management_apply_failed", `the rewritten config was not applied and the file was restored: ${detail}`);
   }
+}
+
+/** "EACCES: permission denied, open '…'" as Node words it, or the error's text. */
+function ioReason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function mappingResult(

@@ -1,9 +1,11 @@
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { compileSpoolfile } from "../../compiler/index.js";
 import type { SpoolConfig } from "../../compiler/ir.js";
+import { makeReadOnly } from "../helpers/read-only.js";
+import { reportSkipped } from "../helpers/skip.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 import { message, startHarness, type Harness } from "./harness.js";
 
@@ -244,5 +246,37 @@ management("concurrent PUTs are applied one after the other", async (context) =>
   const labelled = config.routes.filter((r) => r.application !== null).map((r) => `${r.application}/${r.endpointName}`).sort();
   assert.equal(labelled, ["compliance/trail", "ops/push", "shop/orders", "shop/returns", "shop/spare"]);
 });
+
+{
+  const probe = join(dir.path, "probe");
+  mkdirSync(probe);
+  const undo = makeReadOnly(probe);
+  undo?.();
+  if (!undo) {
+    reportSkipped("admin management model: unwritable config directory", 1, "running as root without chattr, a directory cannot be made read-only");
+  } else {
+    management("a PUT or DELETE whose Spoolfile cannot be written is 409 management_apply_failed naming the cause; file and config stay", async (context) => {
+      const { h, path } = context;
+      const original = readFileSync(path);
+      // A read-only directory, as a read-only mount or a Kubernetes ConfigMap gives: the atomic
+      // write's temporary file cannot be created there.
+      const restore = makeReadOnly(dirname(path))!;
+      try {
+        const put = await h.request("PUT", "/applications/shop/endpoints/spare", { body: { route: "/hooks/spare" } });
+        assert.equal([put.status, put.body.code], [409, "management_apply_failed"]);
+        assert.match(put.body.detail, /cannot write the config file .*\((EACCES|EPERM)\b/);
+        const del = await h.request("DELETE", "/applications/shop/endpoints/orders");
+        assert.equal([del.status, del.body.code], [409, "management_apply_failed"]);
+      } finally {
+        restore();
+      }
+      assert.ok(readFileSync(path).equals(original), "the file is untouched");
+      assert.is(context.reloads, 0);
+      assert.is((await h.request("GET", "/applications/shop/endpoints/spare")).status, 404);
+      assert.is((await h.request("GET", "/applications/shop/endpoints/orders")).status, 200);
+      assert.equal(h.audits.map((a) => a.result), ["management_apply_failed", "management_apply_failed"]);
+    });
+  }
+}
 
 management.run();

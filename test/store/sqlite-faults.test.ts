@@ -1,14 +1,13 @@
 // Bad conditions around the SQLite file give clear StoreErrors and never damage stored data: a
 // database locked by another process, a read-only file, a schema from a newer Spool.
 import Database from "better-sqlite3";
-import { execFileSync } from "node:child_process";
-import { chmodSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { TestClock } from "../../runtime/clock.js";
 import { openStore } from "../../runtime/store/open.js";
 import { StoreError, type Store } from "../../runtime/store/store.js";
+import { makeReadOnly } from "../helpers/read-only.js";
 import { reportSkipped } from "../helpers/skip.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 import { message } from "./contract.js";
@@ -83,20 +82,6 @@ test("unknown ids and empty calls change nothing", async () => {
   await store.close();
   assert.equal(await storedIds(path), ["kept-1", "kept-2"]);
 });
-
-/** Makes the file unwritable: chmod for ordinary users; root ignores modes, so `chattr +i` then. */
-function makeReadOnly(path: string): (() => void) | null {
-  if (process.getuid?.() !== 0) {
-    chmodSync(path, 0o444);
-    return () => chmodSync(path, 0o644);
-  }
-  try {
-    execFileSync("chattr", ["+i", path], { stdio: "ignore" });
-    return () => execFileSync("chattr", ["-i", path], { stdio: "ignore" });
-  } catch {
-    return null;
-  }
-}
 
 {
   const probe = join(dir.path, "probe.db");
