@@ -10,6 +10,7 @@ export { compileTree } from "./compile.js";
 export { formatText, type FormatResult } from "./format.js";
 export { diffConfigs, expansionMasker, maskExpansions, renderChanges, unifiedDiff, type ConfigChange } from "./diff.js";
 export { setRouteLabels, type EditResult, type RouteLabels } from "./edit.js";
+export { maskDiagnostics, MASKED_DIAGNOSTICS_HINT } from "./masked-diagnostics.js";
 export { writeFileAtomically, replaceFileAtomically, type Replacement } from "./rewrite.js";
 export { DEFAULTS } from "./defaults.js";
 export { isLoopbackHost } from "./values.js";
@@ -25,7 +26,7 @@ export function compileSpoolfile(text: string, file: string, options: CompileOpt
   if (parsed.tree.items.length === 0 && parsed.diagnostics.length > 0) return { config: null, diagnostics: sortDiagnostics([...parsed.diagnostics]) };
   const compiled = compileTree(parsed.tree, options);
   if (parsed.diagnostics.length === 0) return compiled;
-  return { config: null, diagnostics: sortDiagnostics([...parsed.diagnostics, ...compiled.diagnostics]) };
+  return { config: null, diagnostics: sortDiagnostics([...parsed.diagnostics, ...compiled.diagnostics]), expansions: compiled.expansions };
 }
 
 /** The identity of a config file's content: sha256 of its bytes, hex (what `sha256sum` prints). */

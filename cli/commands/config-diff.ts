@@ -1,4 +1,14 @@
-import { compileSpoolfile, diffConfigs, expansionMasker, formatText, maskExpansions, renderChanges, unifiedDiff } from "../../compiler/index.js";
+import {
+  compileSpoolfile,
+  diffConfigs,
+  expansionMasker,
+  formatText,
+  MASKED_DIAGNOSTICS_HINT,
+  maskDiagnostics,
+  maskExpansions,
+  renderChanges,
+  unifiedDiff,
+} from "../../compiler/index.js";
 import { renderDiagnostic } from "../../grammar/index.js";
 import { readConfigText, type CommandOutput } from "../io.js";
 
@@ -25,7 +35,13 @@ export async function runConfigDiff(oldPath: string | undefined, newPath: string
   if (flags.semantic) {
     const [before, after] = [compileSpoolfile(texts[0], oldPath), compileSpoolfile(texts[1], newPath)];
     if (!before.config || !after.config) {
-      for (const d of [...before.diagnostics, ...after.diagnostics]) if (d.severity === "error") out.stderr(renderDiagnostic(d));
+      // Errors too never print a value of the files: a misplaced credential is what they would quote.
+      const errors = [
+        ...maskDiagnostics(before.diagnostics, texts[0], oldPath, before.expansions),
+        ...maskDiagnostics(after.diagnostics, texts[1], newPath, after.expansions),
+      ].filter((d) => d.severity === "error");
+      for (const d of errors) out.stderr(renderDiagnostic(d));
+      out.stderr(`(${MASKED_DIAGNOSTICS_HINT})`);
       return 2;
     }
     const changes = maskExpansions(diffConfigs(before.config, after.config, expansionMasker(before.expansions, after.expansions)), before.expansions, after.expansions);

@@ -47,8 +47,13 @@ test("--watch applies a valid edit (rename-write), keeps serving on an invalid o
     const afterEdit = await identity();
     assert.equal([afterEdit.fingerprint, afterEdit.generation], [applied, 2]);
 
-    writeFileSync(config, spoolfileText(ports, `${ROUTE_A}\n/hooks/broken { pull { path } }`));
+    // Invalid, and the error is about a credential's line: the log names the place, not the value.
+    const leaky = `/hooks/leaky { deliver "https://x.example/in?token=LeakedT0ken" { sign raw:Misplaced5ecret } }`;
+    writeFileSync(config, spoolfileText(ports, `${ROUTE_A}\n/hooks/broken { pull { path } }\n${leaky}`));
     await proc.waitForOutput("config_reload_failed");
+    const failure = proc.output().split("\n").find((line) => line.includes("config_reload_failed"))!;
+    assert.match(failure, /sign: expected one of hmac.*got \\"\(redacted\)\\"/);
+    assert.not.match(proc.output(), /LeakedT0ken|Misplaced5ecret/);
     assert.is((await call(`${u.ingress}/hooks/b`, { body: "x" })).status, 202, "the old config keeps serving");
     assert.is((await call(`${u.ingress}/hooks/a`, { body: "x" })).status, 202);
 

@@ -182,6 +182,29 @@ cli("config diff --semantic shows placeholders, not the var or environment value
   assert.match(changed.stdout, 'args[0]: "{vars.TOKEN}" -> "{vars.TOKEN}" (changed)');
 });
 
+cli("config diff --semantic: errors give their positions but no value of the files, since a misplaced credential is what they would quote", () => {
+  const a = join(dir, "err-a.spool");
+  const b = join(dir, "err-b.spool");
+  writeFileSync(a, "/a { pull { path /a; auth token raw:t } }\n");
+  writeFileSync(
+    b,
+    "/a { pull { path /a; auth token raw:t } }\n" +
+      '/b { deliver "https://h.example/x?token=QS3CR3T"; deliver "https://h.example/x?token=QS3CR3T" }\n' +
+      '/c { deliver "https://h.example/x" { header "Authorization" "Bearer HS3CR3T\\n"; sign raw:RS3CR3T } }\n' +
+      '/d { auth basic "admin" "hunter" "extra" }\n',
+  );
+  const result = spool(["config", "diff", "--semantic", a, b]);
+  assert.is(result.code, 2);
+  assert.not.ok(/S3CR3T|hunter/.test(result.stderr), result.stderr);
+  assert.match(result.stderr, `${b}:2:51: deliver: target (redacted) is listed twice on this route`);
+  assert.match(result.stderr, `${b}:3:61: deliver header: header value (redacted) contains a control character`);
+  assert.match(result.stderr, `${b}:3:86: sign: expected one of hmac,`);
+  assert.match(result.stderr, 'auth: expected 3 arguments (auth basic "user" "pass"), got 4');
+  assert.match(result.stderr, "`spool config validate` shows them");
+  // config validate is where the details are.
+  assert.match(spool(["config", "validate", "--config", b]).stderr, "RS3CR3T");
+});
+
 cli("an unknown command exits 2", () => {
   assert.is(spool(["frobnicate"]).code, 2);
 });

@@ -1,0 +1,115 @@
+// maskDiagnostics: config errors as `config diff --semantic` and `spool run` print them, with no
+// value the file gives. The sweep breaks every line of a file full of credentials in several ways
+// (the typos that put a credential where a message quotes it) and checks that no credential reaches
+// a message, while every error keeps its position.
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { compileSpoolfile, maskDiagnostics } from "../../compiler/index.js";
+import { seededRandom } from "../helpers/seeded-random.js";
+
+const test = suite("masked diagnostics");
+
+const CREDENTIALS = ["RAWSECRET1", "HDRSECRET2", "basicpass3", "VARSECRET4", "URLPASS5", "QTOKEN6", "EXECENV7", "MATCHHDR8", "MATCHQ9", "TRACEHDR10", "SECRETSV11", "ENVSECRETVAL777", "424242"];
+
+const SEED = `admin_api { listen 127.0.0.1:2019; auth token raw:RAWSECRET1 }
+observability {
+  tracing {
+    enabled on
+    collector "https://otel.example/v1"
+    header "Authorization" "TRACEHDR10"
+    proxy_url "http://u:URLPASS5@proxy.example:3128"
+  }
+}
+vars {
+  TOK VARSECRET4
+}
+secrets { secret "s1" { value raw:SECRETSV11; valid_from "2026-01-01T00:00:00Z" } }
+@m { header "X-Key" "MATCHHDR8"; query "k" "MATCHQ9" }
+/in {
+  match @m
+  auth basic "user" "basicpass3"
+  deliver "https://h.example/x?token=QTOKEN6" { header "X-Api" "HDRSECRET2"; header "X-V" "{vars.TOK}"; sign hmac raw:RAWSECRET1 }
+}
+/in2 {
+  auth basic "pin" "424242"
+  deliver "https://h.example/y" { header "Authorization" "Bearer {env.SPOOL_MASK_TEST_ENV}" }
+}
+/in3 {
+  deliver exec "/bin/true" { env KEY EXECENV7; env K2 "{env.SPOOL_MASK_TEST_ENV}" }
+}
+`;
+
+const OPTIONS = { env: { SPOOL_MASK_TEST_ENV: "ENVSECRETVAL777" } };
+
+/** Ways a line goes wrong: each leaves a credential where the compiler reports something. */
+const BREAKS: readonly ((line: string) => string)[] = [
+  (line) => `${line.replace(/\s*[{}]\s*$/, "")} extra`, // one argument too many
+  (line) => line.replace(/^(\s*)\S+\s+/, "$1"), // the directive name lost: its first argument becomes the name
+  (line) => line.replace(/^(\s*)(\S+)/, "$1$2x"), // a misspelt name
+  (line) => `${line}\n${line}`, // repeated
+  (line) => line.replace(/^(\s*\S+\s+)(\S+)\s+(\S+)/, "$1$3 $2"), // two arguments swapped
+  (line) => line.replace(/"/, ""), // a quote lost
+  (line) => line.replace(/;/, " "), // two statements run together
+  // The same, in every statement of a line that holds several (`{ a x; b y }`):
+  (line) => line.replace(/\s*([;}])/g, " extra$1"),
+  (line) => line.replace(/([{;]\s+)\S+\s+/g, "$1"),
+  (line) => line.replace(/([{;]\s+\S+\s+)\S+\s+/g, "$1"), // the first argument lost
+  (line) => line.replace(/"([^"]*)"/g, '"\\n$1"'), // a control character in every string
+];
+
+test("no credential reaches a message, whatever line breaks and how; every error keeps its place", () => {
+  const seeded = compileSpoolfile(SEED, "Spoolfile", OPTIONS);
+  assert.ok(seeded.config, seeded.diagnostics.map((d) => d.message).join("\n"));
+  const lines = SEED.split("\n");
+  const random = seededRandom(0x5eed);
+  let reported = 0;
+  const quotedUnmasked = new Set<string>();
+  for (let i = 0; i < lines.length; i++) {
+    for (const [b, breakLine] of BREAKS.entries()) {
+      const broken = [...lines];
+      broken[i] = breakLine(lines[i]);
+      // Sometimes a second line breaks too, so errors from two places meet in one report.
+      if (random.chance(0.3)) {
+        const j = random.int(0, lines.length - 1);
+        broken[j] = random.pick(BREAKS)(broken[j]);
+      }
+      const text = broken.join("\n");
+      const compiled = compileSpoolfile(text, "Spoolfile", OPTIONS);
+      const masked = maskDiagnostics(compiled.diagnostics, text, "Spoolfile", compiled.expansions);
+      const where = `line ${i + 1}, break ${b}`;
+      assert.equal(
+        masked.map((d) => [d.severity, d.span]),
+        compiled.diagnostics.map((d) => [d.severity, d.span]),
+        where,
+      );
+      for (const d of compiled.diagnostics) for (const c of CREDENTIALS) if (d.message.includes(c)) quotedUnmasked.add(c);
+      for (const d of masked) {
+        const leaked = CREDENTIALS.find((c) => d.message.includes(c));
+        assert.not.ok(leaked, `${where}: ${leaked} in ${JSON.stringify(d.message)}`);
+      }
+      reported += masked.length;
+    }
+  }
+  // Unmasked, the messages do quote them: the sweep reaches the messages that matter.
+  assert.ok(quotedUnmasked.size >= 6, `the sweep only made messages quote ${[...quotedUnmasked].join(", ")}`);
+  assert.ok(reported > 50, `only ${reported} diagnostics`);
+});
+
+test("the language's own words, numbers and paths stay readable outside the directive at fault", () => {
+  const text = `/a {\n  pull { path /a }\n  queue sqlite\n}\n/b { deliver "https://h.example/in" { timeout 5x } }\n/c { auth basic "admin" "hunter" "extra" }\n`;
+  const compiled = compileSpoolfile(text, "Spoolfile");
+  const messages = maskDiagnostics(compiled.diagnostics, text, "Spoolfile").map((d) => d.message);
+  const original = compiled.diagnostics.map((d) => d.message);
+  // A message about another place names sqlite and /a freely; one quoting the bad duration hides it.
+  assert.ok(messages.some((m) => m.includes('got "(redacted)"') && m.startsWith("timeout")), messages.join("\n"));
+  assert.ok(original.some((m) => m.includes('"5x"')));
+  // The plain first of several arguments is a keyword (`auth basic`), shown; the password is not.
+  assert.ok(messages.some((m) => m.includes('auth basic "user" "pass"')), messages.join("\n"));
+  assert.not.ok(messages.some((m) => m.includes("hunter")));
+  // A value is only hidden as a whole word: "on" from a file does not eat "one of".
+  const onText = `/d { pull { path /d }; publish on; auth hmac { secret raw:x; provider nope } }\n`;
+  const onCompiled = compileSpoolfile(onText, "Spoolfile");
+  for (const d of maskDiagnostics(onCompiled.diagnostics, onText, "Spoolfile")) assert.not.match(d.message, /\(redacted\)e/);
+});
+
+test.run();
