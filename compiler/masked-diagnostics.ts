@@ -3,6 +3,8 @@
 // A message quotes what it found (`got "raw:…"`, a duplicated target's URL, a bad header value),
 // and in an invalid file a credential is often exactly the misplaced value. `config validate` and
 // `config fmt` print the messages whole: they are what an operator runs to see the details.
+// Anything else the file gives is hidden wherever it appears in a message: URLs, `raw:` sources,
+// text with spaces, capitals or symbols.
 import { parseSpoolfile, type Diagnostic, type Directive, type Item } from "../grammar/index.js";
 import { expansionMasker } from "./diff.js";
 
@@ -13,13 +15,19 @@ export const MASKED_DIAGNOSTICS_HINT = "values from the file are not shown here;
 
 /**
  * Words the language itself is made of (enum values, directive names), numbers, durations and
- * sizes, route paths and matcher names: shown, except among the arguments of the directives the
- * diagnostic is about, where a misplaced credential of that shape (a lowercase password, a numeric
- * PIN) would be the value the message quotes; the plain first of several arguments is a keyword
- * and is always shown. Anything else the file gives is hidden wherever it
- * appears in a message: URLs, `raw:` sources, quoted text, tokens with capitals or symbols.
+ * sizes: shown, except among the arguments of the directives the diagnostic is about, where a
+ * misplaced credential of that shape (a lowercase password, a numeric PIN) would be the value the
+ * message quotes; the plain first of several arguments is a keyword and is always shown.
  */
-const PLAIN_WORD = /^(?:[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*|[0-9]+(?:\.[0-9]+)?[a-z]*|[/@][A-Za-z0-9_./{}-]*)$/;
+const PLAIN_WORD = /^(?:[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*|[0-9]+(?:\.[0-9]+)?[a-z]*)$/;
+
+/**
+ * Paths (routes, pull paths, `/etc/spool/tls/cert.pem`, `tls/cert.pem`) and matcher names: always
+ * shown, since an error about a file must say which. Nothing with a scheme, query or fragment (a URL
+ * is hidden whole: its password and query carry credentials); a relative path needs a file
+ * extension, which a token never ends in.
+ */
+const PATH = /^(?:@[A-Za-z0-9_-]+|\/[^\s:?#"]*|[A-Za-z0-9_.-]*\/[A-Za-z0-9_./-]*\.[a-z]{2,5})$/;
 
 interface FileValue {
   readonly text: string;
@@ -56,8 +64,10 @@ function fileValues(text: string, file: string): FileValue[] {
   const visit = (items: readonly Item[]) => {
     for (const item of items) {
       if (item.kind !== "directive") continue;
-      if (item.name && !PLAIN_WORD.test(item.name.value)) values.push({ text: item.name.value, onlyWithin: null }, { text: item.name.raw, onlyWithin: null });
+      const name = item.name;
+      if (name && !PLAIN_WORD.test(name.value) && !PATH.test(name.value)) values.push({ text: name.value, onlyWithin: null }, { text: name.raw, onlyWithin: null });
       item.args.forEach((arg, index) => {
+        if (PATH.test(arg.value)) return;
         const plain = PLAIN_WORD.test(arg.value);
         // The plain first of several arguments is the directive's own keyword (`auth basic …`,
         // `header Name …`, `match query …`), which messages name: shown.

@@ -106,6 +106,10 @@ test("the language's own words, numbers and paths stay readable outside the dire
   // The plain first of several arguments is a keyword (`auth basic`), shown; the password is not.
   assert.ok(messages.some((m) => m.includes('auth basic "user" "pass"')), messages.join("\n"));
   assert.not.ok(messages.some((m) => m.includes("hunter")));
+  // Paths are shown even in the statement at fault: an error about a file or a path must say which.
+  const paths = `/p { pull { path /p } }\n/q { pull { path /p } }\ningress { tls { cert_file tls/missing.pem; key_file "/etc/spool/key.pem" } }\n`;
+  const pathMessages = maskDiagnostics(compileSpoolfile(paths, "Spoolfile").diagnostics, paths, "Spoolfile").map((d) => d.message);
+  assert.ok(pathMessages.some((m) => m.includes("pull path /p is already used by route /p")), pathMessages.join("\n"));
   // A value is only hidden as a whole word: "on" from a file does not eat "one of".
   const onText = `/d { pull { path /d }; publish on; auth hmac { secret raw:x; provider nope } }\n`;
   const onCompiled = compileSpoolfile(onText, "Spoolfile");
