@@ -46,8 +46,14 @@ export function createDeliveryService(deps: DeliveryServiceDeps): DeliveryServic
 
   const queue = storeDeliveryQueue(deps.store, deps.clock, {
     fallbackTickMs: deps.fallbackTickMs,
+    // lease_expired: the lease ran out and the message went back to the queue (it is delivered again);
+    // lease_not_found: an operator canceled, requeued or deleted it meanwhile, or it was leased again.
     onLeaseConflict: (conflicts, operation) =>
-      log?.warn("delivery settled after its lease ended; the message was already back in the queue", { operation, conflicts: conflicts.length }),
+      log?.warn("delivery settled after its lease was gone", {
+        operation,
+        lease_expired: conflicts.filter((c) => c.reason === "lease_expired").length,
+        lease_not_found: conflicts.filter((c) => c.reason === "lease_not_found").length,
+      }),
   });
 
   function count(event: AttemptEvent): void {

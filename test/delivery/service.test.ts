@@ -307,6 +307,26 @@ test("stop lets a running delivery finish within the drain budget and settles it
   assert.equal((await h.store.listMessages({ route: "/hooks", state: "queued", limit: 10 })).map((m) => m.id), ["evt_after_stop"]);
 });
 
+test("a delivery whose message was canceled meanwhile settles into a lease conflict, logged as lease_not_found, and stays canceled", async () => {
+  let arrivedResolve: (() => void) | undefined;
+  const arrived = new Promise<void>((resolve) => (arrivedResolve = resolve));
+  const held: ServerResponse[] = [];
+  const rx = await receiver((_req, res) => {
+    held.push(res);
+    arrivedResolve?.();
+  });
+  const h = await open();
+  h.service.start(compile(`${localEgress}/hooks {\n  deliver "${rx.url}"\n}\n`));
+  await h.enqueue("evt_canceled", rx.url, "{}");
+  await arrived;
+  assert.is(await h.store.changeByIds("cancel", ["evt_canceled"]), 1);
+  held[0].end("ok");
+
+  const conflict = await waitFor("the lease conflict log line", () => h.logLines.find((line) => line.msg === "delivery settled after its lease was gone"));
+  assert.equal([conflict.operation, conflict.lease_not_found, conflict.lease_expired], ["ack", 1, 0]);
+  assert.equal((await h.store.getMessages(["evt_canceled"])).map((m) => m.state), ["canceled"]);
+});
+
 test("stop past the drain budget abandons a hanging delivery and leaves its message leased", async () => {
   let arrivedResolve: (() => void) | undefined;
   const arrived = new Promise<void>((resolve) => (arrivedResolve = resolve));
