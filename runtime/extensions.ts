@@ -31,7 +31,7 @@ export function spoolExtensions(options: ExtensionOptions): Pick<AppDeps, "admin
         applyConfigText: async (text) => {
           const compiled = compileSpoolfile(text, options.configPath, options.compileOptions);
           if (!compiled.config) {
-            const first = maskDiagnostics(compiled.diagnostics, text, options.configPath, compiled.expansions).find((d) => d.severity === "error");
+            const first = maskDiagnostics(compiled.diagnostics, text, options.configPath).find((d) => d.severity === "error");
             return { ok: false, detail: first ? renderDiagnostic(first) : "the rewritten config does not compile" };
           }
           // The file now holds exactly `text` (written before this is called), so its fingerprint is the text's.

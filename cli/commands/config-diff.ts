@@ -37,8 +37,8 @@ export async function runConfigDiff(oldPath: string | undefined, newPath: string
     if (!before.config || !after.config) {
       // Errors too never print a value of the files: a misplaced credential is what they would quote.
       const errors = [
-        ...maskDiagnostics(before.diagnostics, texts[0], oldPath, before.expansions),
-        ...maskDiagnostics(after.diagnostics, texts[1], newPath, after.expansions),
+        ...maskDiagnostics(before.diagnostics, texts[0], oldPath),
+        ...maskDiagnostics(after.diagnostics, texts[1], newPath),
       ].filter((d) => d.severity === "error");
       for (const d of errors) out.stderr(renderDiagnostic(d));
       out.stderr(`(${MASKED_DIAGNOSTICS_HINT})`);

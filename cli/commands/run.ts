@@ -49,7 +49,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   const load = (): ConfigLoad => {
     const result = loadSpoolfile(configPath, { env: process.env, strictSecrets: true });
     // What `spool run` says of its config goes to logs: no value of the file in it (README).
-    const diagnostics = result.text === null ? result.diagnostics : maskDiagnostics(result.diagnostics, result.text, configPath, result.expansions);
+    const diagnostics = result.text === null ? result.diagnostics : maskDiagnostics(result.diagnostics, result.text, configPath);
     return {
       fingerprint: result.fingerprint,
       config: result.config,
@@ -158,11 +158,12 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
 /** `KEY=value` lines; `#` comments, blank lines and an `export ` prefix are allowed. Variables already set win. */
 export function parseDotenv(text: string): Map<string, string> {
   const values = new Map<string, string>();
-  for (const rawLine of text.split(/\r?\n/)) {
+  for (const [index, rawLine] of text.split(/\r?\n/).entries()) {
     const line = rawLine.trim();
     if (line === "" || line.startsWith("#")) continue;
     const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
-    if (!match) throw new Error(`not a KEY=value line: ${JSON.stringify(rawLine)}`);
+    // By number only: the line is likely a secret with its `=` lost, and this goes to stderr.
+    if (!match) throw new Error(`line ${index + 1} is not a KEY=value line`);
     let value = match[2];
     const quote = value[0];
     if ((quote === '"' || quote === "'") && value.length >= 2 && value.endsWith(quote)) {
