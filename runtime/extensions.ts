@@ -1,6 +1,6 @@
 // The parts `spool run` mounts on the app's seams: the Admin API behind the admin token, the
 // push/exec delivery service, and the trend signals of /healthz?details=1.
-import { compileSpoolfile, configFingerprint, maskDiagnostics, type CompileOptions, renderDiagnostic } from "../compiler/index.js";
+import { compileSpoolfile, configFingerprint, type CompileOptions, renderDiagnostic } from "../compiler/index.js";
 import { computeTrendSignals, createAdminApi, healthTrendSignals, type AuditRecord } from "./admin/index.js";
 import type { AppContext, AppDeps, AppService } from "./app.js";
 import { createDeliveryService } from "./delivery/service.js";
@@ -31,7 +31,8 @@ export function spoolExtensions(options: ExtensionOptions): Pick<AppDeps, "admin
         applyConfigText: async (text) => {
           const compiled = compileSpoolfile(text, options.configPath, options.compileOptions);
           if (!compiled.config) {
-            const first = maskDiagnostics(compiled.diagnostics, text, options.configPath).find((d) => d.severity === "error");
+            // Whole: this answers an admin-token holder and is not logged (the audit line keeps the code only).
+            const first = compiled.diagnostics.find((d) => d.severity === "error");
             return { ok: false, detail: first ? renderDiagnostic(first) : "the rewritten config does not compile" };
           }
           // The file now holds exactly `text` (written before this is called), so its fingerprint is the text's.
