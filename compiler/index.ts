@@ -26,7 +26,7 @@ export function compileSpoolfile(text: string, file: string, options: CompileOpt
   if (parsed.tree.items.length === 0 && parsed.diagnostics.length > 0) return { config: null, diagnostics: sortDiagnostics([...parsed.diagnostics]) };
   const compiled = compileTree(parsed.tree, options);
   if (parsed.diagnostics.length === 0) return compiled;
-  return { config: null, diagnostics: sortDiagnostics([...parsed.diagnostics, ...compiled.diagnostics]), expansions: compiled.expansions };
+  return { config: null, diagnostics: sortDiagnostics([...parsed.diagnostics, ...compiled.diagnostics]) };
 }
 
 /** The identity of a config file's content: sha256 of its bytes, hex (what `sha256sum` prints). */

@@ -13,7 +13,7 @@ import { parseSpoolfile, type Diagnostic, type Item } from "../grammar/index.js"
 /** Said once after withheld errors, so the operator knows where the details are. */
 export const MASKED_DIAGNOSTICS_HINT = "details are withheld here, since they may quote a value of the file; `spool config validate` shows them";
 
-export const WITHHELD = "invalid (details withheld)";
+const WITHHELD = "invalid (details withheld)";
 
 /** The diagnostics of `text` (compiled from `file`), each reduced to its position and subject. */
 export function maskDiagnostics(diagnostics: readonly Diagnostic[], text: string, file: string): Diagnostic[] {
