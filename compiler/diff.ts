@@ -46,7 +46,7 @@ export interface ConfigChange {
 /**
  * IR-level changes between two configs: routes by path, targets by name, everything else by field.
  * `shownName` is how a target's name will be printed (expansionMasker): two targets that print the
- * same are the same target when their order is compared, as they are one `~` line (maskExpansions).
+ * same are the same target when their order is compared, as they are one `~` line (semanticChanges).
  */
 export function diffConfigs(before: SpoolConfig, after: SpoolConfig, shownName: (name: string) => string = (name) => name): ConfigChange[] {
   const changes: ConfigChange[] = [];
@@ -198,8 +198,7 @@ const MIN_MASKED_CHARS = 4;
  * masked whole; each also as it reads inside JSON text. A change that then reads the same on both
  * sides says so (the values behind the placeholder differ).
  */
-export function maskExpansions(changes: readonly ConfigChange[], ...expansions: (ReadonlyMap<string, string> | undefined)[]): ConfigChange[] {
-  const masker = expansionMasker(...expansions);
+function maskExpansions(changes: readonly ConfigChange[], masker: (text: string) => string): ConfigChange[] {
   const mask = (text: string | undefined): string | undefined => (text === undefined ? undefined : masker(text));
   const masked = changes.map((change): ConfigChange => {
     const before = mask(change.before);
@@ -209,8 +208,18 @@ export function maskExpansions(changes: readonly ConfigChange[], ...expansions: 
   return pairRenamed(masked);
 }
 
+/** What `config diff --semantic` prints for two compiled files: their IR changes, as masked for output. */
+export function semanticChanges(
+  before: { readonly config: SpoolConfig; readonly expansions?: ReadonlyMap<string, string> },
+  after: { readonly config: SpoolConfig; readonly expansions?: ReadonlyMap<string, string> },
+): ConfigChange[] {
+  // One masker names the targets whose order is compared and masks every printed text.
+  const masker = expansionMasker(before.expansions, after.expansions);
+  return maskExpansions(diffConfigs(before.config, after.config, masker), masker);
+}
+
 /** A text as maskExpansions prints it: placeholders back in place of their values, URL query values redacted. */
-export function expansionMasker(...expansions: (ReadonlyMap<string, string> | undefined)[]): (text: string) => string {
+function expansionMasker(...expansions: (ReadonlyMap<string, string> | undefined)[]): (text: string) => string {
   const pairs = new Map<string, string>();
   for (const map of expansions) for (const [value, placeholder] of map ?? []) if (value.length >= MIN_MASKED_CHARS && !pairs.has(value)) pairs.set(value, placeholder);
   const ordered = [...pairs].sort((a, b) => b[0].length - a[0].length);

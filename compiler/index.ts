@@ -8,7 +8,7 @@ export type { CompileOptions } from "./context.js";
 export type { CompileResult } from "./compile.js";
 export { compileTree } from "./compile.js";
 export { formatText, type FormatResult } from "./format.js";
-export { diffConfigs, expansionMasker, maskExpansions, renderChanges, unifiedDiff, type ConfigChange } from "./diff.js";
+export { diffConfigs, renderChanges, semanticChanges, unifiedDiff, type ConfigChange } from "./diff.js";
 export { setRouteLabels, type EditResult, type RouteLabels } from "./edit.js";
 export { maskDiagnostics, MASKED_DIAGNOSTICS_HINT } from "./masked-diagnostics.js";
 export { writeFileAtomically, replaceFileAtomically, type Replacement } from "./rewrite.js";

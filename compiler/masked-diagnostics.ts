@@ -17,6 +17,8 @@ const WITHHELD = "invalid (details withheld)";
 
 /** The diagnostics of `text` (compiled from `file`), each reduced to its position and subject. */
 export function maskDiagnostics(diagnostics: readonly Diagnostic[], text: string, file: string): Diagnostic[] {
+  // `spool run` passes every load through here: a clean file is not parsed a second time.
+  if (diagnostics.length === 0) return [];
   const known = acceptedNames(text, file, diagnostics);
   return diagnostics.map((d) => {
     const subject = subjectOf(d.message, known);

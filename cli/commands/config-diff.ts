@@ -1,14 +1,4 @@
-import {
-  compileSpoolfile,
-  diffConfigs,
-  expansionMasker,
-  formatText,
-  MASKED_DIAGNOSTICS_HINT,
-  maskDiagnostics,
-  maskExpansions,
-  renderChanges,
-  unifiedDiff,
-} from "../../compiler/index.js";
+import { compileSpoolfile, formatText, MASKED_DIAGNOSTICS_HINT, maskDiagnostics, renderChanges, semanticChanges, unifiedDiff } from "../../compiler/index.js";
 import { renderDiagnostic } from "../../grammar/index.js";
 import { readConfigText, type CommandOutput } from "../io.js";
 
@@ -44,7 +34,7 @@ export async function runConfigDiff(oldPath: string | undefined, newPath: string
       out.stderr(`(${MASKED_DIAGNOSTICS_HINT})`);
       return 2;
     }
-    const changes = maskExpansions(diffConfigs(before.config, after.config, expansionMasker(before.expansions, after.expansions)), before.expansions, after.expansions);
+    const changes = semanticChanges({ config: before.config, expansions: before.expansions }, { config: after.config, expansions: after.expansions });
     if (changes.length > 0) out.stdout(renderChanges(changes));
     return changes.length === 0 ? 0 : 1;
   }

@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { applyPatch } from "diff";
-import { compileSpoolfile, diffConfigs, expansionMasker, maskExpansions, renderChanges, unifiedDiff, type SpoolConfig } from "../../compiler/index.js";
+import { compileSpoolfile, diffConfigs, renderChanges, semanticChanges, unifiedDiff, type SpoolConfig } from "../../compiler/index.js";
 
 function ir(text: string): SpoolConfig {
   const result = compileSpoolfile(text, "Spoolfile", { env: {} });
@@ -70,7 +70,7 @@ diff("vars are named but their values never printed; a URL's password is masked"
 diff("credentials in a URL's query are never printed (as masked for output): a target renamed there is one line, a forward-auth URL change says so", () => {
   const config = (v: string) =>
     `pull_api { auth token raw:t }\n/e { deliver "https://x.example.com/in?token=qtok-${v}&mode=fast" { } }\n/f { auth forward "https://auth.example.com/check?key=fwdkey-${v}"; pull { path /f } }\n`;
-  const out = renderChanges(maskExpansions(diffConfigs(ir(config("old")), ir(config("new")))));
+  const out = renderChanges(semanticChanges({ config: ir(config("old")) }, { config: ir(config("new")) }));
   assert.not.ok(/qtok|fwdkey/.test(out), out);
   assert.ok(out.includes("~ route /e: mode.targets[https://x.example.com/in?token=(redacted)&mode=(redacted)] (changed where it is not shown)"), out);
   assert.ok(out.includes('~ route /f: auth.url: "https://auth.example.com/check?key=(redacted)" -> "https://auth.example.com/check?key=(redacted)" (changed)'), out);
@@ -80,8 +80,7 @@ diff("credentials in a URL's query are never printed (as masked for output): a t
 diff("a fan-out's new target order is shown when a target's URL also changed behind a placeholder", () => {
   const before = compileSpoolfile('vars { H "a.example.com" }\n/x { deliver "https://{vars.H}/in" { }; deliver "https://b.example.com" { } }\n', "Spoolfile", { env: {} });
   const after = compileSpoolfile('vars { H "c.example.com" }\n/x { deliver "https://b.example.com" { }; deliver "https://{vars.H}/in" { } }\n', "Spoolfile", { env: {} });
-  const changes = diffConfigs(before.config!, after.config!, expansionMasker(before.expansions, after.expansions));
-  const out = renderChanges(maskExpansions(changes, before.expansions, after.expansions));
+  const out = renderChanges(semanticChanges({ config: before.config!, expansions: before.expansions }, { config: after.config!, expansions: after.expansions }));
   assert.ok(out.includes('~ route /x: target order: ["https://{vars.H}/in","https://b.example.com"] -> ["https://b.example.com","https://{vars.H}/in"]'), out);
   assert.ok(out.includes("~ route /x: mode.targets[https://{vars.H}/in] (changed where it is not shown)"), out);
   assert.not.ok(/a\.example|c\.example/.test(out), out);

@@ -39,7 +39,7 @@ export async function connectPostgres(options: ConnectOptions): Promise<Sql> {
  * call to reconnect, and a database that never answered was never "lost": it says which it was.
  */
 export function startupStoreError(error: unknown, context: string): StoreError {
-  if (error instanceof StoreError || !isConnectionLoss(error) && !isUnreachable(error)) return postgresStoreError(error, context);
+  if (error instanceof StoreError || (!isConnectionLoss(error) && !isUnreachable(error))) return postgresStoreError(error, context);
   const detail = error instanceof Error ? error.message : String(error);
   const what = isUnreachable(error) ? "cannot connect to PostgreSQL" : "lost the PostgreSQL connection";
   return new StoreError("unavailable", `${context}: ${what} (${detail})`, undefined, { cause: error });
