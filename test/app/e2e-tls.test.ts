@@ -9,12 +9,15 @@ import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
 import { repoPath, spoolBin } from "../helpers/repo.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
+import { makeTlsMaterial } from "../helpers/tls-material.js";
 import { freePort, spawnSpool, stopSpool, waitHealthy, type SpoolProcess } from "./helpers/spool-process.js";
 
 const test = suite("spool run: TLS listeners");
 const temp = makeTempDir("e2e-tls");
-const ca = readFileSync(repoPath("fixtures", "tls", "ca.pem"));
-const clientCert = { cert: readFileSync(repoPath("fixtures", "tls", "client.pem")), key: readFileSync(repoPath("fixtures", "tls", "client.key")) };
+const material = makeTlsMaterial();
+process.on("exit", () => material.cleanup());
+const ca = readFileSync(material.file("ca.pem"));
+const clientCert = { cert: readFileSync(material.file("client.pem")), key: readFileSync(material.file("client.key")) };
 let proc: SpoolProcess;
 let ports: { ingress: number; pull: number; admin: number };
 
@@ -63,7 +66,7 @@ function post(port: number, path: string, body: string, extra: { cert?: Buffer; 
 test.before(async () => {
   ports = { ingress: await freePort(), pull: await freePort(), admin: await freePort() };
   mkdirSync(join(temp.path, "tls"));
-  for (const name of ["server.pem", "server.key", "ca.pem"]) copyFileSync(repoPath("fixtures", "tls", name), join(temp.path, "tls", name));
+  for (const name of ["server.pem", "server.key", "ca.pem"] as const) copyFileSync(material.file(name), join(temp.path, "tls", name));
   writeFileSync(join(temp.path, "Spoolfile"), spoolfile("tls/server.pem"));
   // Started from another directory: the certificate paths are the Spoolfile's, not the cwd's.
   proc = spawnSpool(["run", "--config", join(temp.path, "Spoolfile"), "--db", join(temp.path, "spool.db"), "--watch"], { cwd: repoPath() });
@@ -93,12 +96,12 @@ test("ingress answers over HTTPS and not over plain HTTP; the Pull API hands the
 });
 
 test("a reload serves the certificate files as they are now (a renewed certificate needs no restart)", async () => {
-  copyFileSync(repoPath("fixtures", "tls", "stranger.pem"), join(temp.path, "tls", "server.pem"));
-  copyFileSync(repoPath("fixtures", "tls", "stranger.key"), join(temp.path, "tls", "server.key"));
+  copyFileSync(material.file("stranger.pem"), join(temp.path, "tls", "server.pem"));
+  copyFileSync(material.file("stranger.key"), join(temp.path, "tls", "server.key"));
   writeFileSync(join(temp.path, "Spoolfile"), spoolfile("tls/server.pem") + "# renewed\n");
   await proc.waitForOutput("config_reloaded");
   assert.is(await post(ports.ingress, "/hooks/a", "{}"), "refused", "the old CA no longer vouches for what is served");
-  const renewed = await post(ports.ingress, "/hooks/a", "{}", { ca: readFileSync(repoPath("fixtures", "tls", "stranger.pem")) });
+  const renewed = await post(ports.ingress, "/hooks/a", "{}", { ca: readFileSync(material.file("stranger.pem")) });
   assert.ok(renewed !== "refused" && renewed.status === 202, JSON.stringify(renewed));
 });
 

@@ -8,10 +8,12 @@ import type { TlsConfig } from "../../compiler/ir.js";
 import { sendJson } from "../../runtime/http/respond.js";
 import { createHttpServer, type HttpListener } from "../../runtime/http/server.js";
 import { loadListenerTls } from "../../runtime/http/tls.js";
-import { repoPath } from "../helpers/repo.js";
+import { makeTlsMaterial } from "../helpers/tls-material.js";
 
 const test = suite("http: TLS listeners and client_auth");
-const tlsFile = (name: string) => repoPath("fixtures", "tls", name);
+const material = makeTlsMaterial();
+process.on("exit", () => material.cleanup());
+const tlsFile = material.file;
 const ca = readFileSync(tlsFile("ca.pem"));
 const CLIENTS = {
   none: {},
