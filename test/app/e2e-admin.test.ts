@@ -1,5 +1,5 @@
 // The Admin API of the built `spool run` (SQLite in a temp dir) over real HTTP on 127.0.0.1: every
-// endpoint's success shape, each code of the README's API error table that a Spoolfile can
+// endpoint's success shape, each code of the error catalogue (docs/api.md) that a Spoolfile can
 // provoke, filter preview vs execute, atomic publish batches, management PUT/DELETE rewriting the
 // Spoolfile (comments kept, `spool config validate` clean, byte-identical when refused), and one
 // audit line per mutation read from the process output.
@@ -381,7 +381,7 @@ test("a PUT whose reload is refused answers management_apply_failed and leaves t
   assert.is((await main.admin("/healthz?details=1")).json.diagnostics.config.generation, generation, "nothing was applied");
 });
 
-// Codes no Spoolfile can provoke, each with the reason; every other code in the README table is probed.
+// Codes no Spoolfile can provoke, each with the reason; every other code in the catalogue (docs/api.md) is probed.
 const NOT_REACHABLE_BY_CONFIG: Readonly<Record<string, string>> = {
   internal_error: "an unexpected failure; nothing in a Spoolfile produces one",
   queue_overload: "the Pull API's answer to a store outage, not to a configuration",
@@ -394,10 +394,12 @@ const NOT_REACHABLE_BY_CONFIG: Readonly<Record<string, string>> = {
   unsupported_transfer_coding: "a request's Transfer-Encoding, not a configuration (test/runtime/http-server.test.ts)",
 };
 
-/** `| code | status | meaning |` rows of the README's "API errors" table. */
-function readmeErrorTable(): Map<string, number> {
-  const readme = readFileSync(repoPath("README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("### API errors"));
+/** `| code | status | meaning |` rows of the "Error catalogue" table in docs/api.md. */
+function documentedErrorTable(): Map<string, number> {
+  const api = readFileSync(repoPath("docs/api.md"), "utf8");
+  const at = api.indexOf("## Error catalogue");
+  assert.ok(at >= 0, 'docs/api.md has a "## Error catalogue" section');
+  const section = api.slice(at);
   const rows = new Map<string, number>();
   for (const match of section.matchAll(/^\| ([a-z0-9_]+) \| (\d{3}) \|/gm)) rows.set(match[1], Number(match[2]));
   return rows;
@@ -424,7 +426,7 @@ function rawRequest(port: number, bytes: string): Promise<Reply> {
   });
 }
 
-test("every code of the README's API error table that a Spoolfile can provoke answers with its status and {code, detail}", async () => {
+test("every code of the error catalogue in docs/api.md that a Spoolfile can provoke answers with its status and {code, detail}", async () => {
   const publish = (admin: AdminClient, items: unknown[], extra = {}) => admin("/messages/publish", { body: { items }, ...extra });
   const item = (id: string, route: string, extra = {}) => ({ id, route, payload_b64: b64("x"), ...extra });
   const policyHeaders = { actor: "alice" };
@@ -497,11 +499,11 @@ test("every code of the README's API error table that a Spoolfile can provoke an
     auth_unavailable: () => call(`${main.urls.ingress}/hooks/guarded`, { body: "x" }),
   };
 
-  const table = readmeErrorTable();
-  assert.ok(table.size >= 40, `README table parsed (${table.size} rows)`);
+  const table = documentedErrorTable();
+  assert.ok(table.size >= 40, `docs/api.md catalogue parsed (${table.size} rows)`);
   const covered = new Set([...Object.keys(probes), ...Object.keys(NOT_REACHABLE_BY_CONFIG)]);
-  assert.equal([...table.keys()].filter((code) => !covered.has(code)), [], "every README code is probed or explained");
-  assert.equal([...covered].filter((code) => !table.has(code)), [], "every probed code is in the README");
+  assert.equal([...table.keys()].filter((code) => !covered.has(code)), [], "every documented code is probed or explained");
+  assert.equal([...covered].filter((code) => !table.has(code)), [], "every probed code is in docs/api.md");
   assert.equal(Object.keys(probes).filter((code) => code in NOT_REACHABLE_BY_CONFIG), []);
 
   for (const [code, probe] of Object.entries(probes)) {
