@@ -176,10 +176,10 @@ cli("config diff --semantic shows placeholders, not the var or environment value
   assert.not.ok(/hunter2|abc123secret/.test(changed.stdout), changed.stdout);
   // The target is named by its URL, which changed behind the placeholder: one `~` line, not a `-`
   // and a `+` that read the same.
-  assert.match(changed.stdout, "~ route /c: mode.targets[https://hooks.example/in?token={vars.TOKEN}] (changed where it is not shown)");
+  assert.match(changed.stdout, "~ route /c › deliver https://hooks.example/in?token={vars.TOKEN} (changed where it is not shown)");
   assert.not.match(changed.stdout, "- route /c");
-  assert.match(changed.stdout, "mode.targets[https://hooks.example/{env.SPOOL_TEST_PATH_SECRET}].timeoutMs: 1000 -> 2000");
-  assert.match(changed.stdout, 'args[0]: "{vars.TOKEN}" -> "{vars.TOKEN}" (changed)');
+  assert.match(changed.stdout, "~ route /d › deliver https://hooks.example/{env.SPOOL_TEST_PATH_SECRET} › timeout: 1s -> 2s");
+  assert.match(changed.stdout, '~ route /e › deliver exec /bin/echo › arguments: "{vars.TOKEN}" -> "{vars.TOKEN}" (changed)');
 });
 
 cli("config diff --semantic: errors give their positions and subjects but no value of the files, since a misplaced credential is what they would quote", () => {
