@@ -119,7 +119,7 @@ function isSecretLike(v: unknown): v is SecretLike {
   return typeof v === "object" && v !== null && "kind" in v && "ref" in v;
 }
 
-/** `env:NAME`, `file:PATH`, `raw:(redacted)`: where a secret comes from, never the secret. */
+/** `env:NAME`, `file:PATH`, `raw:(redacted)`: where a secret comes from, never the secret (only a name or path is shown). */
 function formatSecret(source: SecretLike): string {
-  return `${source.kind}:${source.kind === "raw" ? REDACTED : source.ref}`;
+  return `${source.kind}:${source.kind === "env" || source.kind === "file" ? source.ref : REDACTED}`;
 }
