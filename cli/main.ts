@@ -58,7 +58,7 @@ cli
 
 cli
   .command("config diff [old] [new]", "Unified diff of two Spoolfiles after formatting: exit 0 same, 1 different, 2 error")
-  .option("--semantic", "List IR-level changes instead of a text diff")
+  .option("--semantic", "List the changes by Spoolfile directive instead of a text diff (~ route /x › deliver https://… › timeout: 5s -> 10s); credentials are never printed")
   .example("spool config diff Spoolfile.old Spoolfile --semantic")
   .action((oldPath: string | undefined, newPath: string | undefined, flags: { semantic?: boolean }) => {
     pending = runConfigDiff(oldPath, newPath, flags, processOutput);
