@@ -111,31 +111,38 @@ class Walker {
   keyed(node: KeyedNode, a: Side, b: Side, parent: string[]): void {
     const left = byKey(node, a);
     const right = byKey(node, b);
-    const renamed = this.renamedOnlyWhereHidden([...left.keys()].filter((k) => !right.has(k)), [...right.keys()].filter((k) => !left.has(k)));
-    for (const key of left.keys()) {
-      if (right.has(key) || renamed.has(key)) continue;
-      if ("kind" in node.each) this.leaf(node.each, left.get(key), undefined, [...parent, node.label(key)]);
-      else this.out.push({ kind: "removed", path: join(parent, node.label(key)) });
+    const each = node.each;
+    if ("kind" in each) {
+      // vars: each value by name.
+      for (const key of new Set([...left.keys(), ...right.keys()])) this.leaf(each, left.get(key), right.get(key), [...parent, node.label(key)]);
+      return;
     }
+    const oldKeyOf = this.renamedOnlyWhereHidden([...left.keys()].filter((k) => !right.has(k)), [...right.keys()].filter((k) => !left.has(k)));
+    const renamedFrom = new Set(oldKeyOf.values());
+    for (const key of left.keys()) if (!right.has(key) && !renamedFrom.has(key)) this.out.push({ kind: "removed", path: join(parent, node.label(key)) });
     for (const [key, value] of right) {
-      const oldKey = left.has(key) ? key : [...renamed].find(([, to]) => to === key)?.[0];
       const path = [...parent, node.label(key)];
-      if (oldKey !== undefined && oldKey !== key) this.out.push({ kind: "changed", path: join(path, "") });
-      if ("kind" in node.each) this.leaf(node.each, oldKey === undefined ? undefined : left.get(oldKey), value, path);
-      else if (oldKey !== undefined) this.block(node.each, left.get(oldKey), value, path);
-      else this.out.push({ kind: "added", path: join(path, "") });
+      const oldKey = left.has(key) ? key : oldKeyOf.get(key);
+      if (oldKey === undefined) this.out.push({ kind: "added", path: join(path, "") });
+      else {
+        if (oldKey !== key) this.out.push({ kind: "changed", path: join(path, "") });
+        this.block(each, left.get(oldKey), value, path);
+      }
     }
   }
 
-  /** Removed and added names that print the same, one of each: the same thing, its name changed behind a placeholder. */
+  /**
+   * Removed and added names that print the same, one of each: the same thing, its name changed
+   * behind a placeholder or in a URL's query. By the new name, the old one.
+   */
   private renamedOnlyWhereHidden(removed: string[], added: string[]): Map<string, string> {
-    const pairs = new Map<string, string>();
+    const oldKeyOf = new Map<string, string>();
     for (const from of removed) {
       const matches = added.filter((to) => this.shownName(to) === this.shownName(from));
       const rivals = removed.filter((other) => this.shownName(other) === this.shownName(from));
-      if (matches.length === 1 && rivals.length === 1) pairs.set(from, matches[0]);
+      if (matches.length === 1 && rivals.length === 1) oldKeyOf.set(matches[0], from);
     }
-    return pairs;
+    return oldKeyOf;
   }
 }
 

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { formatDuration, formatSize, formatValue } from "../../compiler/diff-values.js";
-import { compileSpoolfile, diffConfigs, renderChanges, type SpoolConfig } from "../../compiler/index.js";
+import { compileSpoolfile, diffConfigs, renderChanges, semanticChanges, type SpoolConfig } from "../../compiler/index.js";
 import { repoPath } from "../helpers/repo.js";
 
 const names = suite("config diff --semantic speaks the Spoolfile");
@@ -91,6 +91,16 @@ names("a block that appears or goes lists the fields it sets; a named thing that
   const after = 'pull_api { auth token raw:t; rate_limit { rps 5 } }\n@m { method PUT }\n/a { pull { path /a } }\n';
   assert.is(renderChanges(diffConfigs(ir(before), ir(after))), "+ pull_api › rate_limit › rps = 5\n+ pull_api › rate_limit › burst = 5\n+ @m");
   assert.is(renderChanges(diffConfigs(ir(after), ir(before))), "- pull_api › rate_limit › rps (was 5)\n- pull_api › rate_limit › burst (was 5)\n- @m");
+});
+
+names("a target renamed only behind a placeholder is one line, and its own changes still show under the name as printed", () => {
+  const config = (host: string, timeout: string) => `vars { H "${host}" }\n/x { deliver "https://{vars.H}/in" { timeout ${timeout} } }\n`;
+  const [before, after] = [compileSpoolfile(config("a.example.com", "5s"), "Spoolfile", { env: {} }), compileSpoolfile(config("c.example.com", "10s"), "Spoolfile", { env: {} })];
+  const out = renderChanges(semanticChanges({ config: before.config!, expansions: before.expansions }, { config: after.config!, expansions: after.expansions }));
+  assert.is(
+    out,
+    ["~ vars › H: (redacted) -> (redacted, changed)", "~ route /x › deliver https://{vars.H}/in (changed where it is not shown)", "~ route /x › deliver https://{vars.H}/in › timeout: 5s -> 10s"].join("\n"),
+  );
 });
 
 names.run();
