@@ -10,7 +10,7 @@ export interface FmtFlags {
   readonly check?: boolean;
 }
 
-export const DEFAULT_FMT_FILE = "./Spoolfile";
+const DEFAULT_FMT_FILE = "./Spoolfile";
 
 /** One file's outcome: formatted already, not formatted (and rewritten with --write), or unreadable. */
 type FileOutcome = "formatted" | "unformatted" | "error";
