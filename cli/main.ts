@@ -36,13 +36,14 @@ cli.command("version", "Print the Spool version").action(() => {
 });
 
 cli
-  .command("config fmt", "Format the Spoolfile losslessly (stdout unless --write or --check)")
-  .option("--config <file>", "Config file", { default: DEFAULT_CONFIG })
-  .option("--write", "Rewrite the file atomically")
-  .option("--check", "Exit 1 when the file is not formatted; print nothing")
+  .command("config fmt [...files]", "Format Spoolfiles losslessly: print one (the default), or --write or --check each of the files given (--config F and FILE…; none: ./Spoolfile)")
+  .option("--config <file>", "Config file (default: ./Spoolfile when no file is given)")
+  .option("--write", "Rewrite each file atomically; exit 1 if any does not parse (the others are still written)")
+  .option("--check", "Print nothing on stdout; name each file not formatted on stderr; exit 1 if any is not formatted, 2 if any does not parse")
   .example("spool config fmt --config Spoolfile --check")
-  .action((flags: { config: string; write?: boolean; check?: boolean }) => {
-    pending = runConfigFmt(flags, processOutput);
+  .example("spool config fmt --check a.spool b.spool")
+  .action((files: string[], flags: { config?: string; write?: boolean; check?: boolean }) => {
+    pending = runConfigFmt(files, flags, processOutput);
   });
 
 cli
@@ -57,7 +58,7 @@ cli
 
 cli
   .command("config diff [old] [new]", "Unified diff of two Spoolfiles after formatting: exit 0 same, 1 different, 2 error")
-  .option("--semantic", "List IR-level changes instead of a text diff")
+  .option("--semantic", "List the changes by Spoolfile directive instead of a text diff (~ route /x › deliver https://… › timeout: 5s -> 10s); credentials are never printed")
   .example("spool config diff Spoolfile.old Spoolfile --semantic")
   .action((oldPath: string | undefined, newPath: string | undefined, flags: { semantic?: boolean }) => {
     pending = runConfigDiff(oldPath, newPath, flags, processOutput);

@@ -74,7 +74,7 @@ export class CompileContext {
   /**
    * Every value a placeholder expanded to, with the placeholder as written (`{vars.TOKEN}`,
    * `{env.X}`, `{$X}`, `{file.P}`): credentials may come through placeholders into URLs and
-   * arguments, so `config diff --semantic` shows the placeholder instead (diff.ts semanticChanges).
+   * arguments, so `config diff --semantic` shows the placeholder instead (diff-masking.ts semanticChanges).
    */
   readonly expansions = new Map<string, string>();
 

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -51,13 +51,59 @@ cli("config fmt prints the canonical form and leaves the file unchanged", () => 
   assert.is(readFileSync(messy, "utf8"), messyText);
 });
 
-cli("config fmt --check exits 1 when unformatted, 0 when formatted, and prints nothing", () => {
+cli("config fmt --check exits 1 when unformatted, naming the file on stderr, 0 when formatted; stdout stays empty", () => {
   writeFileSync(messy, messyText);
   const unformatted = spool(["config", "fmt", "--check", "--config", messy]);
-  assert.equal([unformatted.code, unformatted.stdout], [1, ""]);
+  assert.equal(unformatted, { code: 1, stdout: "", stderr: `${messy}: not formatted (run spool config fmt --write ${messy})\n` });
   writeFileSync(messy, canonical);
   const formatted = spool(["config", "fmt", "--check", "--config", messy]);
-  assert.equal([formatted.code, formatted.stdout], [0, ""]);
+  assert.equal(formatted, { code: 0, stdout: "", stderr: "" });
+});
+
+cli("config fmt --check with no file checks ./Spoolfile and names it so", () => {
+  const here = join(dir, "default-file");
+  mkdirSync(here, { recursive: true });
+  writeFileSync(join(here, "Spoolfile"), messyText);
+  assert.equal(spool(["config", "fmt", "--check"], here), { code: 1, stdout: "", stderr: "./Spoolfile: not formatted (run spool config fmt --write ./Spoolfile)\n" });
+});
+
+cli("config fmt --check takes several files (--config and positional): each unformatted one is named, exit 1 if any", () => {
+  const [a, b, c] = ["multi-a.spool", "multi-b.spool", "multi-c.spool"].map((name) => join(dir, name));
+  writeFileSync(a, messyText);
+  writeFileSync(b, canonical);
+  writeFileSync(c, messyText);
+  const some = spool(["config", "fmt", "--check", "--config", a, b, c]);
+  assert.equal([some.code, some.stdout], [1, ""]);
+  assert.is(some.stderr, `${a}: not formatted (run spool config fmt --write ${a})\n${c}: not formatted (run spool config fmt --write ${c})\n`);
+  const none = spool(["config", "fmt", "--check", b, b]);
+  assert.equal(none, { code: 0, stdout: "", stderr: "" });
+  // A file that does not parse is named by its position; the others are still checked.
+  const withBroken = spool(["config", "fmt", "--check", a, broken]);
+  assert.is(withBroken.code, 2);
+  assert.match(withBroken.stderr, `${a}: not formatted`);
+  assert.match(withBroken.stderr, `${broken}:1:10: unclosed block`);
+});
+
+cli("config fmt --write rewrites each file given; one that does not parse is left alone and exits 1, the others are written", () => {
+  const [a, b] = ["write-a.spool", "write-b.spool"].map((name) => join(dir, name));
+  writeFileSync(a, messyText);
+  writeFileSync(b, messyText);
+  assert.equal(spool(["config", "fmt", "--write", a, b]), { code: 0, stdout: "", stderr: "" });
+  assert.equal([readFileSync(a, "utf8"), readFileSync(b, "utf8")], [canonical, canonical]);
+  writeFileSync(a, messyText);
+  const withBroken = spool(["config", "fmt", "--write", broken, a]);
+  assert.is(withBroken.code, 1);
+  assert.match(withBroken.stderr, `${broken}:1:10: unclosed block`);
+  assert.is(readFileSync(a, "utf8"), canonical);
+  assert.is(readFileSync(broken, "utf8"), "pull_api {\n  listen :9443\n");
+});
+
+cli("config fmt prints one file only: several without --check or --write are a usage error (exit 2), nothing printed", () => {
+  writeFileSync(messy, messyText);
+  const several = spool(["config", "fmt", messy, "--config", invalid]);
+  assert.equal([several.code, several.stdout], [2, ""]);
+  assert.match(several.stderr, "use --check or --write");
+  assert.equal(spool(["config", "fmt", messy]), { code: 0, stdout: canonical, stderr: "" });
 });
 
 cli("config fmt --write rewrites the file in place", () => {
@@ -176,10 +222,10 @@ cli("config diff --semantic shows placeholders, not the var or environment value
   assert.not.ok(/hunter2|abc123secret/.test(changed.stdout), changed.stdout);
   // The target is named by its URL, which changed behind the placeholder: one `~` line, not a `-`
   // and a `+` that read the same.
-  assert.match(changed.stdout, "~ route /c: mode.targets[https://hooks.example/in?token={vars.TOKEN}] (changed where it is not shown)");
+  assert.match(changed.stdout, "~ route /c › deliver https://hooks.example/in?token={vars.TOKEN} (changed where it is not shown)");
   assert.not.match(changed.stdout, "- route /c");
-  assert.match(changed.stdout, "mode.targets[https://hooks.example/{env.SPOOL_TEST_PATH_SECRET}].timeoutMs: 1000 -> 2000");
-  assert.match(changed.stdout, 'args[0]: "{vars.TOKEN}" -> "{vars.TOKEN}" (changed)');
+  assert.match(changed.stdout, "~ route /d › deliver https://hooks.example/{env.SPOOL_TEST_PATH_SECRET} › timeout: 1s -> 2s");
+  assert.match(changed.stdout, '~ route /e › deliver exec /bin/echo › arguments: "{vars.TOKEN}" -> "{vars.TOKEN}" (changed)');
 });
 
 cli("config diff --semantic: errors give their positions and subjects but no value of the files, since a misplaced credential is what they would quote", () => {
