@@ -14,7 +14,7 @@ export interface DirectiveRule {
  */
 export function readBlock(cx: CompileContext, owner: Directive, where: string, rules: Readonly<Record<string, DirectiveRule>>): void {
   if (!owner.block) {
-    cx.error(spanOf(owner), `${where} needs a block: ${where} { … }`);
+    cx.error(spanOf(owner), "missing_block", "a block { … }", `${where} needs a block: ${where} { … }`);
     return;
   }
   readDirectives(cx, directivesOf(owner.block.items), where, rules);
@@ -22,7 +22,7 @@ export function readBlock(cx: CompileContext, owner: Directive, where: string, r
 
 /** readBlock for a block that takes no arguments of its own (`ingress { … }`, not `ingress extra { … }`). */
 export function readBareBlock(cx: CompileContext, owner: Directive, where: string, rules: Readonly<Record<string, DirectiveRule>>): void {
-  if (owner.args.length > 0) cx.error(owner.args[0].span, `${where} takes no arguments before its block: ${where} { … }`);
+  if (owner.args.length > 0) cx.error(owner.args[0].span, "wrong_arguments", "no arguments before the block", `${where} takes no arguments before its block: ${where} { … }`, { found: owner.args[0].value });
   readBlock(cx, owner, where, rules);
 }
 
@@ -34,16 +34,17 @@ export function readDirectives(cx: CompileContext, directives: readonly Directiv
     const rule = Object.hasOwn(rules, name) ? rules[name] : undefined;
     if (!rule) {
       const suggestion = closestName(name, Object.keys(rules));
-      cx.error(spanOf(d), `unknown directive "${name}" in ${where}${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; expected one of: ${Object.keys(rules).join(", ")}`);
+      const expected = `one of: ${Object.keys(rules).join(", ")}`;
+      cx.error(spanOf(d), "unknown_directive", expected, `unknown directive "${name}" in ${where}${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; expected ${expected}`, { found: name, suggestion });
       continue;
     }
     const first = seen.get(name);
     if (first && !rule.repeatable) {
-      cx.error(spanOf(d), `duplicate directive "${name}" in ${where} (first at ${formatSpan(spanOf(first))})`);
+      cx.within(name, () => cx.error(spanOf(d), "duplicate_directive", `${name} at most once in this block (first at ${formatSpan(spanOf(first))})`, `duplicate directive "${name}" in ${where} (first at ${formatSpan(spanOf(first))})`));
       continue;
     }
     seen.set(name, d);
-    rule.handle(d);
+    cx.within(name, () => rule.handle(d));
   }
 }
 

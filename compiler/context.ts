@@ -1,6 +1,14 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { errorAt, warningAt, type Arg, type Diagnostic, type Directive, type Span } from "../grammar/index.js";
+import { errorAt, warningAt, type Arg, type Diagnostic, type DiagnosticCode, type Directive, type Span } from "../grammar/index.js";
+
+/** The optional parts of a diagnostic (grammar Problem): the value found, a did-you-mean, another subject. */
+export interface ProblemExtra {
+  readonly found?: string;
+  readonly suggestion?: string;
+  /** Instead of the directive path being compiled (cross-checks name the route they are about). */
+  readonly subject?: string;
+}
 
 export interface CompileOptions {
   /** Environment for `env:` secrets and `{env.X}` / `{$X}` placeholders. Default: process.env. */
@@ -69,6 +77,8 @@ export class CompileContext {
   private readonly rawVars = new Map<string, Arg>();
   private readonly resolvedVars = new Map<string, string>();
   private readonly resolvingVars = new Set<string>();
+  /** The directive path being compiled (subject). */
+  private readonly scope: string[] = [];
   /** A too-deep chain of vars has been reported (resolveVar). */
   private reportedTooDeep = false;
   /**
@@ -85,19 +95,44 @@ export class CompileContext {
     this.readFileImpl = options.readFile ?? ((path) => readSecretFile(this.resolvePath(path)));
   }
 
-  error(span: Span, message: string): undefined {
-    this.diagnostics.push(errorAt(span, message));
+  /**
+   * The directive path being compiled, `route /github › deliver › timeout`: the subject of every
+   * diagnostic reported inside `within`. Parts are the compiler's own names and route paths.
+   */
+  get subject(): string {
+    return this.scope.join(" › ");
+  }
+
+  /** Runs `compile` with `part` appended to the subject. */
+  within<T>(part: string, compile: () => T): T {
+    this.scope.push(part);
+    try {
+      return compile();
+    } finally {
+      this.scope.pop();
+    }
+  }
+
+  /** Reports an error: `code` and `expected` (the compiler's words) are the part logs may show; `message` is the whole sentence. */
+  error(span: Span, code: DiagnosticCode, expected: string, message: string, extra: ProblemExtra = {}): undefined {
+    this.diagnostics.push(errorAt(span, message, { subject: this.subject, ...extra, code, expected }));
     return undefined;
   }
 
-  warning(span: Span, message: string): void {
-    this.diagnostics.push(warningAt(span, message));
+  warning(span: Span, code: DiagnosticCode, expected: string, message: string, extra: ProblemExtra = {}): void {
+    this.diagnostics.push(warningAt(span, message, { subject: this.subject, ...extra, code, expected }));
   }
 
-  /** A secret that cannot be read: an error for `spool run`, a warning for `config validate`. */
-  secretProblem(span: Span, message: string): void {
-    if (this.strictSecrets) this.error(span, message);
-    else this.warning(span, message);
+  /**
+   * A secret that cannot be read: an error for `spool run`, a warning for `config validate` that
+   * says `spool run` refuses it (one verdict: validate never calls good what run refuses).
+   */
+  secretProblem(span: Span, code: DiagnosticCode, expected: string, message: string): void {
+    if (this.strictSecrets) {
+      this.error(span, code, expected, message);
+      return;
+    }
+    this.diagnostics.push(warningAt(span, `${message}; spool run refuses to start or reload with it`, { subject: this.subject, code, expected, refusedByRun: true }));
   }
 
   /** The absolute path a `file:` reference names. */
@@ -125,7 +160,7 @@ export class CompileContext {
     // Vars that repeat vars grow geometrically (16 copies, 8 levels deep is 68 GB): refused at the
     // first value past the limit, with its position, instead of running out of memory.
     if (expanded.length > MAX_EXPANDED_CHARS) {
-      this.error(arg.span, `the value is longer than ${MAX_EXPANDED_CHARS} characters once its placeholders are expanded`);
+      this.error(arg.span, "invalid_value", `a value of at most ${MAX_EXPANDED_CHARS} characters once its placeholders are expanded`, `the value is longer than ${MAX_EXPANDED_CHARS} characters once its placeholders are expanded`);
       return "";
     }
     return expanded;
@@ -150,13 +185,13 @@ export class CompileContext {
       // As in Caddyfiles, `{$X:default}` falls back when X is unset or empty.
       if (dollarDefault !== undefined && (value === undefined || value === "")) return dollarDefault;
       if (value !== undefined) return value;
-      this.warning(arg.span, `environment variable ${name} is not set; ${whole} is empty`);
+      this.warning(arg.span, "env_unset", `environment variable ${name} to be set (${whole} is empty without it)`, `environment variable ${name} is not set; ${whole} is empty`);
       return "";
     }
     if (varName !== undefined) return this.resolveVar(varName, arg.span) ?? "";
     const read = this.readFile(filePath!);
     if ("reason" in read) {
-      this.error(arg.span, `cannot read file "${filePath}" for ${whole}: ${read.reason}`);
+      this.error(arg.span, "file_unreadable", `a readable file ${filePath} for ${whole} (${read.reason})`, `cannot read file "${filePath}" for ${whole}: ${read.reason}`);
       return "";
     }
     return read.text;
@@ -166,9 +201,9 @@ export class CompileContext {
     const known = this.resolvedVars.get(name);
     if (known !== undefined) return known;
     const raw = this.rawVars.get(name);
-    if (!raw) return this.error(span, `unknown variable {vars.${name}}: define it in the vars block`);
+    if (!raw) return this.error(span, "unknown_reference", "a variable defined in the vars block", `unknown variable {vars.${name}}: define it in the vars block`);
     if (this.resolvingVars.has(name)) {
-      return this.error(raw.span, `placeholder cycle: {vars.${name}} refers back to itself (through ${[...this.resolvingVars].join(" -> ")})`);
+      return this.error(raw.span, "invalid_value", "vars that do not refer back to themselves", `placeholder cycle: {vars.${name}} refers back to itself (through ${[...this.resolvingVars].join(" -> ")})`);
     }
     // Each level is a few stack frames deep: a chain some thousand vars long exhausted the stack and
     // failed with a RangeError and no position.
@@ -176,7 +211,7 @@ export class CompileContext {
     if (this.resolvingVars.size > MAX_VAR_DEPTH) {
       if (this.reportedTooDeep) return undefined;
       this.reportedTooDeep = true;
-      return this.error(raw.span, `{vars.${name}} is nested too deep: a var may refer to vars that refer to vars at most ${MAX_VAR_DEPTH} levels down`);
+      return this.error(raw.span, "invalid_value", `vars nested at most ${MAX_VAR_DEPTH} levels deep`, `{vars.${name}} is nested too deep: a var may refer to vars that refer to vars at most ${MAX_VAR_DEPTH} levels down`);
     }
     this.resolvingVars.add(name);
     const value = this.text(raw);
@@ -191,6 +226,14 @@ export class CompileContext {
     for (const [name, arg] of this.rawVars) out[name] = this.resolveVar(name, arg.span) ?? "";
     return out;
   }
+}
+
+/**
+ * A route's subject, `route /github`, by its path as written: only a path of the usual characters
+ * (and placeholders by name) is shown, since a value misplaced at top level reads as a route.
+ */
+export function routeSubject(path: string): string {
+  return /^\/[A-Za-z0-9._~\-/{}$]{0,120}$/.test(path) && !/\{\$[^}]*:/.test(path) ? `route ${path}` : "route (path not shown)";
 }
 
 /** The directive's name as written (`""` for a recovered nameless block). */

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { decodeSpoolfileBytes, parseSpoolfile, sortDiagnostics } from "../grammar/index.js";
+import { decodeSpoolfileBytes, errorAt, parseSpoolfile, sortDiagnostics } from "../grammar/index.js";
 import { compileTree, type CompileResult } from "./compile.js";
 import type { CompileOptions } from "./context.js";
 
@@ -44,7 +44,7 @@ export function loadSpoolfile(path: string, options: CompileOptions = {}): Compi
     bytes = readFileSync(path);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "file not found" : (error as Error).message;
-    return { config: null, text: null, fingerprint: null, diagnostics: [{ severity: "error", message: `cannot read config: ${reason}`, span: { file: path, line: 1, col: 1, offset: 0, endOffset: 0 } }] };
+    return { config: null, text: null, fingerprint: null, diagnostics: [errorAt({ file: path, line: 1, col: 1, offset: 0, endOffset: 0 }, `cannot read config: ${reason}`, { code: "config_unreadable", subject: "", expected: `a readable config file (${reason})` })] };
   }
   const decoded = decodeSpoolfileBytes(bytes, path);
   if ("diagnostic" in decoded) return { config: null, text: null, fingerprint: null, diagnostics: [decoded.diagnostic] };
