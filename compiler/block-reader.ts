@@ -44,7 +44,7 @@ export function readDirectives(cx: CompileContext, directives: readonly Directiv
       continue;
     }
     seen.set(name, d);
-    cx.within(name, () => rule.handle(d));
+    cx.within(name, () => cx.compiling(d, () => rule.handle(d)));
   }
 }
 

@@ -42,7 +42,8 @@ function checkRoutes(cx: CompileContext, routes: readonly CompiledRoute[]): void
       if (shadow) {
         cx.error(pathArg.span, "route_conflict", `no catch-all route above it: ${routeSubject(shadow.pathArg.value)} (at ${formatSpan(shadow.pathArg.span)}) comes first with no match criteria`, `route ${route.path} is shadowed by ${shadow.route.path} (at ${formatSpan(shadow.pathArg.span)}), which comes first and has no match criteria; move ${route.path} above it or give ${shadow.route.path} a match`, { subject: routeSubject(pathArg.value) });
       }
-      if (route.match === null) catchAll.set(route.path, current);
+      // A route whose match failed is not known to take all traffic: its error is reported already.
+      if (route.match === null && !cx.failedWithin(current.directive, "match")) catchAll.set(route.path, current);
     }
     if (route.application !== null && route.endpointName !== null) {
       const key = `${route.application}\u0000${route.endpointName}`;
@@ -75,7 +76,9 @@ function checkPull(cx: CompileContext, input: CheckInput): void {
     if (pullApi.prefix && pathCovers(pullApi.prefix, mode.path)) {
       cx.error(at, "conflict", "a pull path relative to the pull_api prefix (without the prefix)", `pull path ${mode.path} must be relative to pull_api prefix ${pullApi.prefix}: write the path without the prefix`, { subject: `${routeSubject(current.pathArg.value)} › pull › path` });
     }
-    if (mode.tokens === null && pullApi.tokens.length === 0) {
+    // A token statement that failed has its own error: "no token" would report it twice.
+    const tokenFailed = cx.failedWithin(current.pullDirective, "auth") || cx.failedWithin(input.blocks.get("pull_api"), "auth");
+    if (mode.tokens === null && pullApi.tokens.length === 0 && !tokenFailed) {
       cx.error(at, "missing_token", "pull_api { auth token <source> } or pull { auth token <source> }", `route ${current.route.path} is pulled but no token is configured: add pull_api { auth token <source> } or pull { auth token <source> }`, { subject: `${routeSubject(current.pathArg.value)} › pull` });
     }
   }
@@ -133,7 +136,7 @@ function checkListeners(cx: CompileContext, input: CheckInput): void {
 function checkAdmin(cx: CompileContext, input: CheckInput): void {
   const { adminApi } = input;
   // DECISIONS.md "Admin API": a non-loopback admin listener without a token is a config error.
-  if (adminApi.tokens.length === 0 && !isLoopbackHost(adminApi.listen.host)) {
+  if (adminApi.tokens.length === 0 && !isLoopbackHost(adminApi.listen.host) && !cx.failedWithin(input.blocks.get("admin_api"), "auth")) {
     cx.error(blockSpan(cx, input, "admin_api"), "missing_token", "auth token <source>, or listen on a loopback address like 127.0.0.1", `admin_api listens on ${adminApi.listen.address}, which is not loopback, without a token: add auth token <source> or listen on 127.0.0.1`, { subject: "admin_api" });
   }
 }

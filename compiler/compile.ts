@@ -79,7 +79,7 @@ export function compileTreeWithSources(tree: SpoolfileTree, options: CompileOpti
     } else if (d.name.kind === "string" || name.startsWith("/")) {
       routeStatements.push({ directive: d, channel: "inbound", pathIndex: -1 });
     } else if ((CHANNELS as readonly string[]).includes(name)) {
-      collectChannel(cx, d, name as ChannelKind, routeStatements);
+      cx.within(name, () => collectChannel(cx, d, name as ChannelKind, routeStatements));
     } else {
       const suggestion = closestName(name, [...SINGLE_BLOCKS, ...CHANNELS]);
       const expected = `a route (/path { … }), @matcher, inbound/outbound/internal, or one of: ${SINGLE_BLOCKS.join(", ")}`;

@@ -77,6 +77,9 @@ export class CompileContext {
   private readonly rawVars = new Map<string, Arg>();
   private readonly resolvedVars = new Map<string, string>();
   private readonly resolvingVars = new Set<string>();
+  /** Directives whose compilation reported an error (readDirectives): cross-checks skip what they caused. */
+  private readonly failed = new Set<Directive>();
+  private errorCount = 0;
   /** The directive path being compiled (subject). */
   private readonly scope: string[] = [];
   /** A too-deep chain of vars has been reported (resolveVar). */
@@ -103,6 +106,22 @@ export class CompileContext {
     return this.scope.join(" › ");
   }
 
+  /** Runs `compile` for directive `d`, remembering whether it reported an error. */
+  compiling(d: Directive, compile: () => void): void {
+    const before = this.errorCount;
+    compile();
+    if (this.errorCount > before) this.failed.add(d);
+  }
+
+  /**
+   * Whether a `name` statement in `owner`'s block failed to compile: then what depends on it (a
+   * token, a secret, a matcher) is missing because of an error already reported, and a cross-check
+   * saying it is missing would be a second report of the same mistake.
+   */
+  failedWithin(owner: Directive | null | undefined, ...names: string[]): boolean {
+    return (owner?.block?.items ?? []).some((item) => item.kind === "directive" && this.failed.has(item) && names.includes(item.name?.value ?? ""));
+  }
+
   /** Runs `compile` with `part` appended to the subject. */
   within<T>(part: string, compile: () => T): T {
     this.scope.push(part);
@@ -115,6 +134,7 @@ export class CompileContext {
 
   /** Reports an error: `code` and `expected` (the compiler's words) are the part logs may show; `message` is the whole sentence. */
   error(span: Span, code: DiagnosticCode, expected: string, message: string, extra: ProblemExtra = {}): undefined {
+    this.errorCount++;
     this.diagnostics.push(errorAt(span, message, { subject: this.subject, ...extra, code, expected }));
     return undefined;
   }

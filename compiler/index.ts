@@ -10,7 +10,7 @@ export { compileTree } from "./compile.js";
 export { formatText, type FormatResult } from "./format.js";
 export { diffConfigs, renderChanges, semanticChanges, unifiedDiff, type ConfigChange } from "./diff.js";
 export { setRouteLabels, type EditResult, type RouteLabels } from "./edit.js";
-export { maskDiagnostics, MASKED_DIAGNOSTICS_HINT } from "./masked-diagnostics.js";
+export { LOG_DIAGNOSTICS_HINT, logSafeDiagnostics, logSafeMessage } from "./log-diagnostics.js";
 export { writeFileAtomically, replaceFileAtomically, type Replacement } from "./rewrite.js";
 export { DEFAULTS } from "./defaults.js";
 export { isLoopbackHost } from "./values.js";
@@ -51,4 +51,4 @@ export function loadSpoolfile(path: string, options: CompileOptions = {}): Compi
   return { ...compileSpoolfile(decoded.text, path, options), text: decoded.text, fingerprint: configFingerprint(bytes) };
 }
 // The runtime reads diagnostics through the compiler, never from grammar/ directly.
-export { renderDiagnostic, hasErrors, type Diagnostic } from "../grammar/index.js";
+export { renderDiagnostic, hasErrors, DIAGNOSTIC_CODES, DIAGNOSTIC_SENTENCES, type Diagnostic, type DiagnosticCode } from "../grammar/index.js";

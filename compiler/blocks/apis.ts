@@ -136,6 +136,7 @@ export function compileTls(cx: CompileContext, d: Directive, where: string): Tls
       },
     },
   });
+  if ((!out.certFile || !out.keyFile) && cx.failedWithin(d, "cert_file", "key_file")) return undefined;
   if (!out.certFile || !out.keyFile) return cx.error(spanOf(d), "missing_directive", "both cert_file and key_file", `${where}: cert_file and key_file are both required`);
   if ((out.clientAuth === "verify_if_given" || out.clientAuth === "require_and_verify") && out.clientCaFile === null) {
     return cx.error(spanOf(d), "missing_directive", `client_ca with client_auth ${out.clientAuth}`, `${where}: client_auth ${out.clientAuth} verifies client certificates and needs client_ca, the CA bundle to verify them against`);

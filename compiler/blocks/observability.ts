@@ -142,7 +142,9 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
     },
   });
   out.headers = headers;
-  if (out.enabled && !out.collector) cx.error(spanOf(d), "missing_directive", "a collector URL for enabled tracing", "tracing: enabled tracing needs a collector URL");
+  if (out.enabled && !out.collector && cx.failedWithin(d, "collector")) {
+    // The collector has its own error.
+  } else if (out.enabled && !out.collector) cx.error(spanOf(d), "missing_directive", "a collector URL for enabled tracing", "tracing: enabled tracing needs a collector URL");
   // Validated now so configs are ready for it, but no exporter runs yet (spool_tracing_enabled stays 0).
   else if (out.enabled) cx.warning(spanOf(d), "not_allowed_here", "tracing off (span export is not built yet)", "tracing is not built yet: the block is validated, but no spans are exported");
   if (out.collector?.startsWith("http://") && !out.insecure) {

@@ -33,10 +33,13 @@ export class RouteAuthBuilder {
       return;
     }
     if (!first) this.firstOf.set(kind, d);
-    if (kind === "token") this.addToken(d);
-    else if (kind === "basic") this.addBasic(d);
-    else if (kind === "hmac") this.hmac = this.compileHmac(d) ?? null;
-    else this.forward = this.compileForward(d) ?? null;
+    // The kind is part of the subject: `route /x › auth › hmac › provider`.
+    cx.within(kind, () => {
+      if (kind === "token") this.addToken(d);
+      else if (kind === "basic") this.addBasic(d);
+      else if (kind === "hmac") this.hmac = this.compileHmac(d) ?? null;
+      else this.forward = this.compileForward(d) ?? null;
+    });
   }
 
   private addToken(d: Directive): void {
@@ -110,6 +113,7 @@ export class RouteAuthBuilder {
         },
       },
     });
+    if (generic.secrets.length === 0 && cx.failedWithin(d, "secret", "secret_ref")) return undefined;
     if (generic.secrets.length === 0) return cx.error(spanOf(d), "missing_directive", "at least one secret or secret_ref in the block", "auth hmac: the block needs at least one secret or secret_ref");
     if (provider) {
       for (const x of headerOptions) cx.error(spanOf(x), "conflict", `no ${x.name!.value} with a provider (the preset fixes headers and tolerance)`, `auth hmac: ${x.name!.value} cannot be combined with provider ${provider} (the preset fixes headers and tolerance)`);

@@ -30,7 +30,7 @@ export function registerVars(cx: CompileContext, d: Directive | undefined): void
       continue;
     }
     seen.add(name);
-    if (!expectArgs(cx, v, 1, 1, `${name} <value>`) || !expectNoBlock(cx, v)) continue;
+    if (!expectArgs(cx, v, 1, 1, "NAME <value>") || !expectNoBlock(cx, v)) continue;
     cx.defineVar(v.name, v.args[0]);
   }
 }
