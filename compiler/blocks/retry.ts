@@ -1,4 +1,5 @@
 import type { Directive } from "../../grammar/index.js";
+import { closestName } from "../block-reader.js";
 import { spanOf, type CompileContext } from "../context.js";
 import type { RetryPolicy } from "../ir.js";
 import { decodeDuration, decodeInt, decodeNumber, decodeOneOf, expectNoBlock } from "../values.js";
@@ -9,7 +10,10 @@ export function compileRetry(cx: CompileContext, d: Directive, base: RetryPolicy
   if (!expectNoBlock(cx, d)) return undefined;
   const [kind, ...rest] = d.args;
   if (!kind) return cx.error(spanOf(d), "wrong_arguments", "retry exponential [max N] [base D] [cap D] [jitter F]", "retry: expected retry exponential [max N] [base D] [cap D] [jitter F]");
-  if (!decodeOneOf(cx, kind, "retry (the only retry type is exponential)", ["exponential"])) return undefined;
+  if (cx.text(kind) !== "exponential") {
+    const suggestion = closestName(cx.text(kind), ["exponential"]);
+    return cx.error(kind.span, "expected_enum", "exponential (the only retry type)", `retry: the only retry type is exponential, got ${JSON.stringify(kind.value)}`, { found: kind.value, suggestion });
+  }
   const out = { ...base };
   const seen = new Set<string>();
   for (let i = 0; i < rest.length; i += 2) {
