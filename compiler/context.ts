@@ -80,6 +80,8 @@ export class CompileContext {
   /** Directives whose compilation reported an error (readDirectives): cross-checks skip what they caused. */
   private readonly failed = new Set<Directive>();
   private errorCount = 0;
+  /** Secret IDs and var names whose definition failed (`secret:ID`, `var:NAME`): see markBroken. */
+  private readonly broken = new Set<string>();
   /** The directive path being compiled (subject). */
   private readonly scope: string[] = [];
   /** A too-deep chain of vars has been reported (resolveVar). */
@@ -120,6 +122,18 @@ export class CompileContext {
    */
   failedWithin(owner: Directive | null | undefined, ...names: string[]): boolean {
     return (owner?.block?.items ?? []).some((item) => item.kind === "directive" && this.failed.has(item) && names.includes(item.name?.value ?? ""));
+  }
+
+  /**
+   * A secret or var whose definition failed is still defined: a reference to it is not reported as
+   * unknown, which would be a second report of the definition's error.
+   */
+  markBroken(kind: "secret" | "var", name: string): void {
+    this.broken.add(`${kind}:${name}`);
+  }
+
+  isBroken(kind: "secret" | "var", name: string): boolean {
+    return this.broken.has(`${kind}:${name}`);
   }
 
   /** Runs `compile` with `part` appended to the subject. */
@@ -221,6 +235,7 @@ export class CompileContext {
     const known = this.resolvedVars.get(name);
     if (known !== undefined) return known;
     const raw = this.rawVars.get(name);
+    if (!raw && this.isBroken("var", name)) return undefined;
     if (!raw) return this.error(span, "unknown_reference", "a variable defined in the vars block", `unknown variable {vars.${name}}: define it in the vars block`);
     if (this.resolvingVars.has(name)) {
       return this.error(raw.span, "invalid_value", "vars that do not refer back to themselves", `placeholder cycle: {vars.${name}} refers back to itself (through ${[...this.resolvingVars].join(" -> ")})`);

@@ -30,7 +30,10 @@ export function registerVars(cx: CompileContext, d: Directive | undefined): void
       continue;
     }
     seen.add(name);
-    if (!expectArgs(cx, v, 1, 1, "NAME <value>") || !expectNoBlock(cx, v)) continue;
+    if (!expectArgs(cx, v, 1, 1, "NAME <value>") || !expectNoBlock(cx, v)) {
+      cx.markBroken("var", name);
+      continue;
+    }
     cx.defineVar(v.name, v.args[0]);
   }
 }
@@ -66,7 +69,8 @@ export function compileSecrets(cx: CompileContext, d: Directive | undefined): Na
           max_versions: scalar.int(cx, "max_versions", 1, 1000, (v) => (maxVersions = v)),
         });
         if (!source) {
-          if (s.block) cx.error(spanOf(s), "missing_directive", "value <source> in the secret's block", `secret ${JSON.stringify(id)}: value is required`);
+          cx.markBroken("secret", id);
+          if (s.block && !cx.failedWithin(s, "value")) cx.error(spanOf(s), "missing_directive", "value <source> in the secret's block", `secret ${JSON.stringify(id)}: value is required`);
           return;
         }
         if (validFromMs !== null && validUntilMs !== null && validUntilMs <= validFromMs) {
@@ -88,6 +92,7 @@ export function resolveSecretRefs(cx: CompileContext, d: Directive, fromIndex: n
     const id = cx.text(ref);
     const secret = secrets.find((s) => s.id === id);
     if (!secret) {
+      if (cx.isBroken("secret", id)) continue;
       cx.error(ref.span, "unknown_reference", "a secret ID defined in secrets { secret \"ID\" { value … } }", `${what}: unknown secret ${JSON.stringify(id)}; define it in secrets { secret ${JSON.stringify(id)} { value … } }`, { found: id });
       continue;
     }
