@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 import type { Arg, Directive } from "../grammar/index.js";
 import type { DiagnosticCode } from "../grammar/index.js";
-import { closestName } from "./block-reader.js";
+import { closestName } from "./names.js";
 import type { CompileContext } from "./context.js";
 import { nameOf, spanOf } from "./context.js";
 import { DEFAULTS } from "./defaults.js";

@@ -1,5 +1,5 @@
 import type { Directive } from "../../grammar/index.js";
-import { closestName } from "../block-reader.js";
+import { closestName } from "../names.js";
 import { spanOf, type CompileContext } from "../context.js";
 import type { RetryPolicy } from "../ir.js";
 import { decodeDuration, decodeInt, decodeNumber, decodeOneOf, expectNoBlock } from "../values.js";
