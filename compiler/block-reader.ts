@@ -36,6 +36,7 @@ export function readDirectives(cx: CompileContext, directives: readonly Directiv
     if (!rule) {
       const suggestion = closestName(name, Object.keys(rules));
       const expected = `one of: ${Object.keys(rules).join(", ")}`;
+      if (suggestion) cx.failedAs(d, suggestion);
       cx.error(spanOf(d), "unknown_directive", expected, `unknown directive "${name}" in ${where}${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; expected ${expected}`, { found: name, suggestion });
       continue;
     }

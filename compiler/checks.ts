@@ -77,7 +77,7 @@ function checkPull(cx: CompileContext, input: CheckInput): void {
       cx.error(at, "conflict", "a pull path relative to the pull_api prefix (without the prefix)", `pull path ${mode.path} must be relative to pull_api prefix ${pullApi.prefix}: write the path without the prefix`, { subject: `${routeSubject(current.pathArg.value)} › pull › path` });
     }
     // A token statement that failed has its own error: "no token" would report it twice.
-    const tokenFailed = cx.failedWithin(current.pullDirective, "auth") || cx.failedWithin(input.blocks.get("pull_api"), "auth");
+    const tokenFailed = cx.failedWithin(current.pullDirective, "auth") || cx.failedWithin(input.blocks.get("pull_api"), "auth") || cx.isBroken("block", "pull_api");
     if (mode.tokens === null && pullApi.tokens.length === 0 && !tokenFailed) {
       cx.error(at, "missing_token", "pull_api { auth token <source> } or pull { auth token <source> }", `route ${current.route.path} is pulled but no token is configured: add pull_api { auth token <source> } or pull { auth token <source> }`, { subject: `${routeSubject(current.pathArg.value)} › pull` });
     }
@@ -136,7 +136,7 @@ function checkListeners(cx: CompileContext, input: CheckInput): void {
 function checkAdmin(cx: CompileContext, input: CheckInput): void {
   const { adminApi } = input;
   // DECISIONS.md "Admin API": a non-loopback admin listener without a token is a config error.
-  if (adminApi.tokens.length === 0 && !isLoopbackHost(adminApi.listen.host) && !cx.failedWithin(input.blocks.get("admin_api"), "auth")) {
+  if (adminApi.tokens.length === 0 && !isLoopbackHost(adminApi.listen.host) && !cx.failedWithin(input.blocks.get("admin_api"), "auth") && !cx.isBroken("block", "admin_api")) {
     cx.error(blockSpan(cx, input, "admin_api"), "missing_token", "auth token <source>, or listen on a loopback address like 127.0.0.1", `admin_api listens on ${adminApi.listen.address}, which is not loopback, without a token: add auth token <source> or listen on 127.0.0.1`, { subject: "admin_api" });
   }
 }

@@ -82,6 +82,8 @@ export function compileTreeWithSources(tree: SpoolfileTree, options: CompileOpti
       cx.within(name, () => collectChannel(cx, d, name as ChannelKind, routeStatements));
     } else {
       const suggestion = closestName(name, [...SINGLE_BLOCKS, ...CHANNELS]);
+      // A misspelt block is that block failed: what depends on it (its vars, secrets, tokens) is not reported again.
+      if (suggestion) cx.markBroken("block", suggestion);
       const expected = `a route (/path { … }), @matcher, inbound/outbound/internal, or one of: ${SINGLE_BLOCKS.join(", ")}`;
       cx.error(spanOf(d), "unknown_directive", expected, `unknown top-level block "${name}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; expected ${expected}`, { found: name, suggestion, subject: "top level" });
     }

@@ -78,10 +78,12 @@ export class CompileContext {
   private readonly resolvedVars = new Map<string, string>();
   private readonly resolvingVars = new Set<string>();
   /** Directives whose compilation reported an error (readDirectives): cross-checks skip what they caused. */
-  private readonly failed = new Set<Directive>();
+  private readonly failed = new Map<Directive, string>();
   private errorCount = 0;
-  /** Secret IDs and var names whose definition failed (`secret:ID`, `var:NAME`): see markBroken. */
+  /** Secret IDs, var names and top-level blocks whose definition failed (`secret:ID`, `block:vars`): see markBroken. */
   private readonly broken = new Set<string>();
+  /** Arguments with a placeholder that could not be expanded (reported where it failed). */
+  private readonly unexpandable = new Set<Arg>();
   /** The directive path being compiled (subject). */
   private readonly scope: string[] = [];
   /** A too-deep chain of vars has been reported (resolveVar). */
@@ -112,7 +114,12 @@ export class CompileContext {
   compiling(d: Directive, compile: () => void): void {
     const before = this.errorCount;
     compile();
-    if (this.errorCount > before) this.failed.add(d);
+    if (this.errorCount > before) this.failed.set(d, nameOf(d));
+  }
+
+  /** A misspelt directive failed as the directive it is nearest to: `pullx` as `pull`. */
+  failedAs(d: Directive, name: string): void {
+    this.failed.set(d, name);
   }
 
   /**
@@ -121,18 +128,18 @@ export class CompileContext {
    * saying it is missing would be a second report of the same mistake.
    */
   failedWithin(owner: Directive | null | undefined, ...names: string[]): boolean {
-    return (owner?.block?.items ?? []).some((item) => item.kind === "directive" && this.failed.has(item) && names.includes(item.name?.value ?? ""));
+    return (owner?.block?.items ?? []).some((item) => item.kind === "directive" && names.includes(this.failed.get(item) ?? "\u0000"));
   }
 
   /**
    * A secret or var whose definition failed is still defined: a reference to it is not reported as
    * unknown, which would be a second report of the definition's error.
    */
-  markBroken(kind: "secret" | "var", name: string): void {
+  markBroken(kind: "secret" | "var" | "block", name: string): void {
     this.broken.add(`${kind}:${name}`);
   }
 
-  isBroken(kind: "secret" | "var", name: string): boolean {
+  isBroken(kind: "secret" | "var" | "block", name: string): boolean {
     return this.broken.has(`${kind}:${name}`);
   }
 
@@ -183,6 +190,19 @@ export class CompileContext {
     }
   }
 
+  /**
+   * Whether a placeholder of `arg` could not be expanded: its error (or its definition's) is
+   * reported, and the value left is no value to judge again.
+   */
+  unexpanded(arg: Arg): boolean {
+    return this.unexpandable.has(arg);
+  }
+
+  /** The directives named `name` (or misspelt as it) in `owner`'s block that failed to compile. */
+  failedDirectives(owner: Directive, name: string): Directive[] {
+    return (owner.block?.items ?? []).filter((item): item is Directive => item.kind === "directive" && this.failed.get(item) === name);
+  }
+
   defineVar(name: Arg, value: Arg): void {
     this.rawVars.set(name.value, value);
   }
@@ -194,6 +214,7 @@ export class CompileContext {
     // Vars that repeat vars grow geometrically (16 copies, 8 levels deep is 68 GB): refused at the
     // first value past the limit, with its position, instead of running out of memory.
     if (expanded.length > MAX_EXPANDED_CHARS) {
+      this.unexpandable.add(arg);
       this.error(arg.span, "invalid_value", `a value of at most ${MAX_EXPANDED_CHARS} characters once its placeholders are expanded`, `the value is longer than ${MAX_EXPANDED_CHARS} characters once its placeholders are expanded`);
       return "";
     }
@@ -222,9 +243,14 @@ export class CompileContext {
       this.warning(arg.span, "env_unset", `environment variable ${name} to be set (${whole} is empty without it)`, `environment variable ${name} is not set; ${whole} is empty`);
       return "";
     }
-    if (varName !== undefined) return this.resolveVar(varName, arg.span) ?? "";
+    if (varName !== undefined) {
+      const value = this.resolveVar(varName, arg.span);
+      if (value === undefined) this.unexpandable.add(arg);
+      return value ?? "";
+    }
     const read = this.readFile(filePath!);
     if ("reason" in read) {
+      this.unexpandable.add(arg);
       this.error(arg.span, "file_unreadable", `a readable file ${filePath} for ${whole} (${read.reason})`, `cannot read file "${filePath}" for ${whole}: ${read.reason}`);
       return "";
     }
@@ -235,7 +261,7 @@ export class CompileContext {
     const known = this.resolvedVars.get(name);
     if (known !== undefined) return known;
     const raw = this.rawVars.get(name);
-    if (!raw && this.isBroken("var", name)) return undefined;
+    if (!raw && (this.isBroken("var", name) || this.isBroken("block", "vars"))) return undefined;
     if (!raw) return this.error(span, "unknown_reference", "a variable defined in the vars block", `unknown variable {vars.${name}}: define it in the vars block`);
     if (this.resolvingVars.has(name)) {
       return this.error(raw.span, "invalid_value", "vars that do not refer back to themselves", `placeholder cycle: {vars.${name}} refers back to itself (through ${[...this.resolvingVars].join(" -> ")})`);

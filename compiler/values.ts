@@ -22,6 +22,8 @@ function got(arg: Arg): string {
 
 /** Reports `arg` as not what was expected: `found` keeps its value, apart from what logs show. */
 function reject(cx: CompileContext, arg: Arg, code: DiagnosticCode, expected: string, message: string, suggestion?: string): undefined {
+  // A placeholder that could not be expanded has its own error: the rest of the value proves nothing.
+  if (cx.unexpanded(arg)) return undefined;
   return cx.error(arg.span, code, expected, message, { found: arg.value, suggestion });
 }
 

@@ -173,6 +173,6 @@ export function compileRateLimit(cx: CompileContext, d: Directive, where: string
     burst: scalar.int(cx, "burst", 1, 1e9, (v) => (burst = v)),
   });
   // An rps that was written but invalid has its own error already.
-  if (rps === undefined) return d.block && !rpsWritten ? cx.error(spanOf(d), "missing_directive", "rps in the block", `${where}: rps is required`) : undefined;
+  if (rps === undefined) return d.block && !rpsWritten && !cx.failedWithin(d, "rps") ? cx.error(spanOf(d), "missing_directive", "rps in the block", `${where}: rps is required`) : undefined;
   return { rps, burst: burst ?? Math.max(1, Math.ceil(rps)) };
 }

@@ -152,7 +152,7 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
           },
         });
         if (tokens.length > 0) state.tokens = tokens;
-        if (x.block && !pathGiven) cx.error(spanOf(x), "missing_directive", "path /name inside pull { … }", "pull: path is required (pull { path /name })");
+        if (x.block && !pathGiven && !cx.failedWithin(x, "path")) cx.error(spanOf(x), "missing_directive", "path /name inside pull { … }", "pull: path is required (pull { path /name })");
       },
     },
     deliver: {
@@ -169,7 +169,9 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
 
   // Label pairing (webhook-queue.md "Management labels").
   // Only when one was not written at all: an invalid value has its own error already.
-  if (labelsWritten.size === 1 && labelSpan) {
+  // The missing one misspelt (`endpoint_nam`) has its own error.
+  const missingLabel = labelsWritten.has("application") ? "endpoint_name" : "application";
+  if (labelsWritten.size === 1 && labelSpan && !cx.failedWithin(d, missingLabel)) {
     cx.error(spanOf(labelSpan), "missing_directive", "application and endpoint_name set together", "application and endpoint_name must be set together");
   }
   if (publishForms.has("shorthand") && (publishForms.has("dotted") || publishForms.has("block"))) {
@@ -187,7 +189,8 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
   if (channel === "outbound" && pull) cx.error(spanOf(pull.directive), "not_allowed_here", "no pull on an outbound route: outbound routes deliver", "pull is not allowed on an outbound route: outbound routes deliver");
   if (channel === "internal" && deliverCount > 0) cx.error(pathArg.span, "not_allowed_here", "no deliver on an internal route: internal routes are pulled", "deliver is not allowed on an internal route: internal routes are pulled");
   if (pull && deliverCount > 0) cx.error(spanOf(pull.directive), "conflict", "either pull or deliver on one route", "a route is either pulled or delivered: remove pull or deliver");
-  if (!pull && deliverCount === 0 && d.block) {
+  // A pull or deliver that is there but misspelt or invalid has its own error.
+  if (!pull && deliverCount === 0 && d.block && !cx.failedWithin(d, "pull", "deliver")) {
     cx.error(pathArg.span, "missing_directive", channel === "internal" ? "pull { path … }" : "pull { path … } or at least one deliver target", channel === "internal" ? "internal route needs pull { path … }" : `route ${path ?? pathArg.value} needs pull { path … } or at least one deliver target`);
   }
   if (deliverConcurrency !== null && deliverCount === 0) cx.error(pathArg.span, "not_allowed_here", "deliver_concurrency only on a route with deliver targets", "deliver_concurrency needs deliver targets");

@@ -80,6 +80,9 @@ export function compileSecrets(cx: CompileContext, d: Directive | undefined): Na
       },
     },
   });
+  // A secret statement that failed (misspelt, or without its block) still names its ID: a reference
+  // to it is not reported as unknown.
+  for (const failed of cx.failedDirectives(d, "secret")) if (failed.args[0]) cx.markBroken("secret", failed.args[0].value);
   return out;
 }
 
@@ -92,7 +95,7 @@ export function resolveSecretRefs(cx: CompileContext, d: Directive, fromIndex: n
     const id = cx.text(ref);
     const secret = secrets.find((s) => s.id === id);
     if (!secret) {
-      if (cx.isBroken("secret", id)) continue;
+      if (cx.isBroken("secret", id) || cx.isBroken("block", "secrets")) continue;
       cx.error(ref.span, "unknown_reference", "a secret ID defined in secrets { secret \"ID\" { value … } }", `${what}: unknown secret ${JSON.stringify(id)}; define it in secrets { secret ${JSON.stringify(id)} { value … } }`, { found: id });
       continue;
     }
