@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { loadSpoolfile, logSafeDiagnostics, renderDiagnostic } from "../../compiler/index.js";
-import { CORPUS } from "./log-diagnostics-corpus.js";
+import { CORPUS } from "./log-diagnostics-corpus-cascades.js";
 
 const test = suite("log-safe diagnostics corpus");
 const dir = mkdtempSync(join(tmpdir(), "spool-corpus-"));
