@@ -23,7 +23,8 @@ export function readBlock(cx: CompileContext, owner: Directive, where: string, r
 
 /** readBlock for a block that takes no arguments of its own (`ingress { … }`, not `ingress extra { … }`). */
 export function readBareBlock(cx: CompileContext, owner: Directive, where: string, rules: Readonly<Record<string, DirectiveRule>>): void {
-  if (owner.args.length > 0) cx.error(owner.args[0].span, "wrong_arguments", "no arguments before the block", `${where} takes no arguments before its block: ${where} { … }`, { found: owner.args[0].value });
+  // Without a block, the arguments are most likely its statements with the "{" left out: one error says so.
+  if (owner.args.length > 0 && owner.block) cx.error(owner.args[0].span, "wrong_arguments", "no arguments before the block", `${where} takes no arguments before its block: ${where} { … }`, { found: owner.args[0].value });
   readBlock(cx, owner, where, rules);
 }
 

@@ -94,10 +94,15 @@ function checkListeners(cx: CompileContext, input: CheckInput): void {
     { name: "admin_api", block: "admin_api", listen: adminApi.listen, prefix: adminApi.prefix, tls: adminApi.tls },
   ];
   if (observability.metrics.enabled) listeners.push({ name: "metrics", block: "observability", listen: observability.metrics.listen, prefix: null, tls: null });
+  // A listener whose block is misspelt or whose listen, prefix or tls failed is at its defaults only
+  // because of an error already reported: comparing those defaults would report it again.
+  const failed = (l: { name: string; block: string }) =>
+    cx.isBroken("block", l.block) || cx.failedWithin(input.blocks.get(l.block), ...(l.name === "metrics" ? ["metrics"] : ["listen", "prefix", "tls"]));
   for (let i = 0; i < listeners.length; i++) {
     for (let j = i + 1; j < listeners.length; j++) {
       const a = listeners[i];
       const b = listeners[j];
+      if (failed(a) || failed(b)) continue;
       if (a.listen.port === 0 || a.listen.port !== b.listen.port) continue;
       if (a.listen.address !== b.listen.address) {
         cx.error(at(b.block), "listener_conflict", `a port of its own, or the identical address as ${a.name} to share its listener`, `${b.name} listen ${b.listen.address} and ${a.name} listen ${a.listen.address} use the same port; to share a listener write the identical address`, { subject: `${b.name} › listen` });

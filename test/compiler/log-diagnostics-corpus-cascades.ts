@@ -66,6 +66,29 @@ const CASCADES: readonly CorpusCase[] = [
     expected: "one of: rps, burst",
     suggestion: "rps",
   },
+  {
+    name: "a misspelt ingress block does not collide with another listener at ingress's default",
+    text: `ingres { listen 127.0.0.1:9443 }\npull_api { listen :8080; auth token raw:Qz51Token }\n/a { pull { path /a } }\n`,
+    secrets: ["Qz51Token"],
+    subject: "top level",
+    expected: "a route (/path { … }), @matcher",
+    suggestion: "ingress",
+  },
+  {
+    name: "a misspelt prefix on a shared listener is not also a missing one",
+    text: `ingress { listen :8080 }\npull_api { listen :8080; prefx /pull; auth token raw:Qz52Token }\n/a { pull { path /a } }\n`,
+    secrets: ["Qz52Token"],
+    subject: "pull_api",
+    expected: "one of: listen, prefix, auth,",
+    suggestion: "prefix",
+  },
+  {
+    name: "a block without its opening brace is one error",
+    text: `/a {\n  pull path /a; auth token raw:Qz53Token\n}\n`,
+    secrets: ["Qz53Token"],
+    subject: "route /a › pull",
+    expected: "a block { … }",
+  },
 ];
 
 export const CORPUS: readonly CorpusCase[] = [...MISTAKES, ...CASCADES];
