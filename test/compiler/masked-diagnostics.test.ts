@@ -115,4 +115,11 @@ test("what stays: the position, the code's sentence, the subject and what was ex
   assert.not.ok(masked.some((d) => d.message.includes("zq7lower") || "found" in d));
 });
 
+test("a syntax error has no subject: its log line is the sentence and what was expected", () => {
+  const text = `/a {\n  deliver "https://h.example/x?token=SYNTAXSECRET" {\n`;
+  const lines = logSafeDiagnostics(compileSpoolfile(text, "Spoolfile").diagnostics).map((d) => d.message);
+  assert.ok(lines.includes('unclosed block: expected "}" to close this "{" before the end of the file'), lines.join("\n"));
+  assert.not.ok(lines.some((l) => l.includes("SYNTAXSECRET")));
+});
+
 test.run();
