@@ -1,5 +1,6 @@
 import { directivesOf, formatSpan, type Arg, type Directive } from "../grammar/index.js";
 import { nameOf, spanOf, type CompileContext } from "./context.js";
+import { closestName } from "./names.js";
 import { decodeBool, decodeDuration, decodeInt, decodeSize, expectArgs, expectNoBlock } from "./values.js";
 
 export interface DirectiveRule {
@@ -14,7 +15,7 @@ export interface DirectiveRule {
  */
 export function readBlock(cx: CompileContext, owner: Directive, where: string, rules: Readonly<Record<string, DirectiveRule>>): void {
   if (!owner.block) {
-    cx.error(spanOf(owner), `${where} needs a block: ${where} { … }`);
+    cx.error(spanOf(owner), "missing_block", "a block { … }", `${where} needs a block: ${where} { … }`);
     return;
   }
   readDirectives(cx, directivesOf(owner.block.items), where, rules);
@@ -22,7 +23,8 @@ export function readBlock(cx: CompileContext, owner: Directive, where: string, r
 
 /** readBlock for a block that takes no arguments of its own (`ingress { … }`, not `ingress extra { … }`). */
 export function readBareBlock(cx: CompileContext, owner: Directive, where: string, rules: Readonly<Record<string, DirectiveRule>>): void {
-  if (owner.args.length > 0) cx.error(owner.args[0].span, `${where} takes no arguments before its block: ${where} { … }`);
+  // Without a block, the arguments are most likely its statements with the "{" left out: one error says so.
+  if (owner.args.length > 0 && owner.block) cx.error(owner.args[0].span, "wrong_arguments", "no arguments before the block", `${where} takes no arguments before its block: ${where} { … }`, { found: owner.args[0].value });
   readBlock(cx, owner, where, rules);
 }
 
@@ -34,16 +36,18 @@ export function readDirectives(cx: CompileContext, directives: readonly Directiv
     const rule = Object.hasOwn(rules, name) ? rules[name] : undefined;
     if (!rule) {
       const suggestion = closestName(name, Object.keys(rules));
-      cx.error(spanOf(d), `unknown directive "${name}" in ${where}${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; expected one of: ${Object.keys(rules).join(", ")}`);
+      const expected = `one of: ${Object.keys(rules).join(", ")}`;
+      if (suggestion) cx.failedAs(d, suggestion);
+      cx.error(spanOf(d), "unknown_directive", expected, `unknown directive "${name}" in ${where}${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; expected ${expected}`, { found: name, suggestion });
       continue;
     }
     const first = seen.get(name);
     if (first && !rule.repeatable) {
-      cx.error(spanOf(d), `duplicate directive "${name}" in ${where} (first at ${formatSpan(spanOf(first))})`);
+      cx.within(name, () => cx.error(spanOf(d), "duplicate_directive", `${name} at most once in this block (first at ${formatSpan(spanOf(first))})`, `duplicate directive "${name}" in ${where} (first at ${formatSpan(spanOf(first))})`));
       continue;
     }
     seen.set(name, d);
-    rule.handle(d);
+    cx.within(name, () => cx.compiling(d, () => rule.handle(d)));
   }
 }
 
@@ -91,28 +95,4 @@ export const scalar = {
   }),
 };
 
-/** The known name within edit distance 2 of a misspelt one, if any. */
-export function closestName(name: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const candidate of known) {
-    const distance = editDistance(name, candidate);
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length];
-}
+export { closestName } from "./names.js";

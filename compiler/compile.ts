@@ -1,6 +1,6 @@
 import { directivesOf, formatSpan, sortDiagnostics, hasErrors, type Diagnostic, type Directive, type SpoolfileTree } from "../grammar/index.js";
 import { closestName } from "./block-reader.js";
-import { CompileContext, nameOf, spanOf, type CompileOptions } from "./context.js";
+import { CompileContext, nameOf, routeSubject, spanOf, type CompileOptions } from "./context.js";
 import { compileAdminApi, compileIngress, compilePullApi } from "./blocks/apis.js";
 import { compileDefaults } from "./blocks/defaults.js";
 import { compileMatchBlock } from "./blocks/matcher.js";
@@ -65,53 +65,58 @@ export function compileTreeWithSources(tree: SpoolfileTree, options: CompileOpti
   // does ("empty config"): it is most often a save caught half-way, and applying it on reload would
   // drop every route. A config that means "defaults only" says so with a block, e.g. `ingress { }`.
   if (!topLevel.some((d) => d.name)) {
-    cx.error({ file: tree.file, line: 1, col: 1, offset: 0, endOffset: 0 }, "the config is empty: it has no directives (write at least one block, e.g. ingress { } for the defaults)");
+    cx.error({ file: tree.file, line: 1, col: 1, offset: 0, endOffset: 0 }, "empty_config", "at least one block, e.g. ingress { } for the defaults", "the config is empty: it has no directives (write at least one block, e.g. ingress { } for the defaults)");
   }
   for (const d of topLevel) {
     if (!d.name) continue;
     const name = nameOf(d);
     if ((SINGLE_BLOCKS as readonly string[]).includes(name)) {
       const first = blocks.get(name as SingleBlock);
-      if (first) cx.error(spanOf(d), `duplicate top-level block "${name}" (first at ${formatSpan(spanOf(first))})`);
+      if (first) cx.error(spanOf(d), "duplicate_directive", `${name} at most once (first at ${formatSpan(spanOf(first))})`, `duplicate top-level block "${name}" (first at ${formatSpan(spanOf(first))})`);
       else blocks.set(name as SingleBlock, d);
     } else if (name.startsWith("@") && d.name.kind === "word") {
       matcherDirectives.push(d);
     } else if (d.name.kind === "string" || name.startsWith("/")) {
       routeStatements.push({ directive: d, channel: "inbound", pathIndex: -1 });
     } else if ((CHANNELS as readonly string[]).includes(name)) {
-      collectChannel(cx, d, name as ChannelKind, routeStatements);
+      cx.within(name, () => collectChannel(cx, d, name as ChannelKind, routeStatements));
     } else {
-      const suggestion = closestName(name, SINGLE_BLOCKS);
-      cx.error(spanOf(d), `unknown top-level block "${name}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; expected a route (/path { … }), @matcher, inbound/outbound/internal, or one of: ${SINGLE_BLOCKS.join(", ")}`);
+      const suggestion = closestName(name, [...SINGLE_BLOCKS, ...CHANNELS]);
+      // A misspelt block is that block failed: what depends on it (its vars, secrets, tokens) is not reported again.
+      if (suggestion) cx.markBroken("block", suggestion);
+      const expected = `a route (/path { … }), @matcher, inbound/outbound/internal, or one of: ${SINGLE_BLOCKS.join(", ")}`;
+      cx.error(spanOf(d), "unknown_directive", expected, `unknown top-level block "${name}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; expected ${expected}`, { found: name, suggestion, subject: "top level" });
     }
   }
 
-  registerVars(cx, blocks.get("vars"));
-  const secrets = compileSecrets(cx, blocks.get("secrets"));
-  const defaults = compileDefaults(cx, blocks.get("defaults"));
-  const matchers = compileMatchers(cx, matcherDirectives);
+  // Each block compiles under its name: the subject of what it reports (`defaults › deliver › retry`).
+  const block = <T>(name: SingleBlock, compile: (d: Directive | undefined) => T): T => cx.within(name, () => compile(blocks.get(name)));
+  block("vars", (d) => registerVars(cx, d));
+  const secrets = block("secrets", (d) => compileSecrets(cx, d));
+  const defaults = block("defaults", (d) => compileDefaults(cx, d));
+  const matchers = cx.within("matcher", () => compileMatchers(cx, matcherDirectives));
   const globals: RouteGlobals = { defaults, matchers, secrets };
   const compiledRoutes: CompiledRoute[] = [];
   for (const statement of routeStatements) {
     const { directive, channel, pathIndex } = statement;
     const pathArg = pathIndex < 0 ? directive.name! : directive.args[pathIndex];
-    if (pathIndex < 0 && directive.args.length > 0) {
-      cx.error(directive.args[0].span, `route ${pathArg.raw}: unexpected argument ${JSON.stringify(directive.args[0].value)} (a route is /path { … })`);
-    }
-    if (!directive.block) {
-      cx.error(pathArg.span, `route ${pathArg.raw} needs a block: ${pathArg.raw} { … }`);
-      continue;
-    }
-    const compiled = compileRoute(cx, directive, pathArg, channel, globals);
+    const compiled = cx.within(routeSubject(pathArg.value), () => {
+      if (pathIndex < 0 && directive.args.length > 0) {
+        cx.error(directive.args[0].span, "wrong_arguments", "no arguments after the path (a route is /path { … })", `route ${pathArg.raw}: unexpected argument ${JSON.stringify(directive.args[0].value)} (a route is /path { … })`, { found: directive.args[0].value });
+      }
+      if (!directive.block) return cx.error(pathArg.span, "missing_block", "a block: /path { … }", `route ${pathArg.raw} needs a block: ${pathArg.raw} { … }`);
+      return compileRoute(cx, directive, pathArg, channel, globals);
+    });
     if (compiled) compiledRoutes.push(compiled);
   }
 
   const partial = {
-    ingress: compileIngress(cx, blocks.get("ingress")),
-    pullApi: compilePullApi(cx, blocks.get("pull_api")),
-    adminApi: compileAdminApi(cx, blocks.get("admin_api")),
-    observability: compileObservability(cx, blocks.get("observability")),
-    queueLimits: compileQueueLimits(cx, blocks.get("queue_limits")),
+    ingress: block("ingress", (d) => compileIngress(cx, d)),
+    pullApi: block("pull_api", (d) => compilePullApi(cx, d)),
+    adminApi: block("admin_api", (d) => compileAdminApi(cx, d)),
+    observability: block("observability", (d) => compileObservability(cx, d)),
+    queueLimits: block("queue_limits", (d) => compileQueueLimits(cx, d)),
+    // The retention blocks name themselves (storage.ts).
     retention: compileRetention(cx, {
       queue: blocks.get("queue_retention"),
       delivered: blocks.get("delivered_retention"),
@@ -138,17 +143,17 @@ function collectChannel(cx: CompileContext, d: Directive, channel: ChannelKind, 
     return;
   }
   if (d.args.length > 1) {
-    cx.error(d.args[1].span, `${channel}: expected ${channel} /path { … } or ${channel} { /path { … } … }`);
+    cx.error(d.args[1].span, "wrong_arguments", `${channel} /path { … } or ${channel} { /path { … } … }`, `${channel}: expected ${channel} /path { … } or ${channel} { /path { … } … }`);
     return;
   }
   if (!d.block) {
-    cx.error(spanOf(d), `${channel} needs a route: ${channel} /path { … } or ${channel} { /path { … } }`);
+    cx.error(spanOf(d), "missing_block", `${channel} /path { … } or ${channel} { /path { … } }`, `${channel} needs a route: ${channel} /path { … } or ${channel} { /path { … } }`);
     return;
   }
   for (const inner of directivesOf(d.block.items)) {
     if (!inner.name) continue;
     if (inner.name.kind === "string" || inner.name.value.startsWith("/")) into.push({ directive: inner, channel, pathIndex: -1 });
-    else cx.error(spanOf(inner), `${channel} block: expected a route /path { … }, got ${JSON.stringify(inner.name.value)}`);
+    else cx.error(spanOf(inner), "not_allowed_here", "only routes /path { … } in the block", `${channel} block: expected a route /path { … }, got ${JSON.stringify(inner.name.value)}`);
   }
 }
 
@@ -159,15 +164,15 @@ function compileMatchers(cx: CompileContext, directives: readonly Directive[]): 
   for (const d of directives) {
     const name = nameOf(d).slice(1);
     if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) {
-      cx.error(spanOf(d), `matcher name ${JSON.stringify(nameOf(d))} must be @ followed by letters, digits, _, . or -`);
+      cx.error(spanOf(d), "expected_name", "@ followed by letters, digits, _, . or -", `matcher name ${JSON.stringify(nameOf(d))} must be @ followed by letters, digits, _, . or -`);
       continue;
     }
     if (firstAt.has(name)) {
-      cx.error(spanOf(d), `duplicate matcher @${name} (first at ${formatSpan(spanOf(firstAt.get(name)!))})`);
+      cx.error(spanOf(d), "duplicate_directive", `each matcher name once (first at ${formatSpan(spanOf(firstAt.get(name)!))})`, `duplicate matcher @${name} (first at ${formatSpan(spanOf(firstAt.get(name)!))})`);
       continue;
     }
     firstAt.set(name, d);
-    if (d.args.length > 0) cx.error(d.args[0].span, `matcher @${name} takes no arguments, only a block`);
+    if (d.args.length > 0) cx.error(d.args[0].span, "wrong_arguments", "no arguments, only a block", `matcher @${name} takes no arguments, only a block`);
     out[name] = compileMatchBlock(cx, d, `@${name}`);
   }
   return out;

@@ -29,7 +29,7 @@ export function setRouteLabels(text: string, file: string, routePath: string, la
   // The statement the route was compiled from: its written path may hold placeholders.
   const route = compileTreeWithSources(tree, options).routeSources.get(cleanPath(routePath));
   const fileStart = { file, line: 1, col: 1, offset: 0, endOffset: 0 };
-  if (!route?.block) return { ok: false, diagnostics: [errorAt(fileStart, `no route ${routePath} in ${file}`)] };
+  if (!route?.block) return { ok: false, diagnostics: [errorAt(fileStart, `no route ${routePath} in ${file}`, { code: "unknown_reference", subject: "", expected: "a route of the file" })] };
   const inner = directivesOf(route.block.items);
   const existing = {
     application: inner.find((d) => d.name?.value === "application"),
@@ -55,7 +55,7 @@ export function setRouteLabels(text: string, file: string, routePath: string, la
   const after = compiled.config.routes.find((r) => r.path === cleanPath(routePath));
   const intended = labels ? [labels.application, labels.endpointName] : [null, null];
   if (!after || after.application !== intended[0] || after.endpointName !== intended[1]) {
-    return { ok: false, diagnostics: [errorAt(fileStart, `editing the labels of ${routePath} did not produce the intended mapping`)] };
+    return { ok: false, diagnostics: [errorAt(fileStart, `editing the labels of ${routePath} did not produce the intended mapping`, { code: "invalid_value", subject: "", expected: "an edit that produces the intended mapping" })] };
   }
   return { ok: true, text: edited, config: compiled.config };
 }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { decodeSpoolfileBytes, parseSpoolfile, sortDiagnostics } from "../grammar/index.js";
+import { decodeSpoolfileBytes, errorAt, parseSpoolfile, sortDiagnostics } from "../grammar/index.js";
 import { compileTree, type CompileResult } from "./compile.js";
 import type { CompileOptions } from "./context.js";
 
@@ -12,7 +12,7 @@ export { unifiedDiff } from "./diff.js";
 export { diffConfigs, renderChanges, type ConfigChange } from "./semantic-diff.js";
 export { semanticChanges } from "./diff-masking.js";
 export { setRouteLabels, type EditResult, type RouteLabels } from "./edit.js";
-export { maskDiagnostics, MASKED_DIAGNOSTICS_HINT } from "./masked-diagnostics.js";
+export { LOG_DIAGNOSTICS_HINT, logSafeDiagnostics, logSafeMessage } from "./log-diagnostics.js";
 export { writeFileAtomically, replaceFileAtomically, type Replacement } from "./rewrite.js";
 export { DEFAULTS } from "./defaults.js";
 export { isLoopbackHost } from "./values.js";
@@ -46,11 +46,11 @@ export function loadSpoolfile(path: string, options: CompileOptions = {}): Compi
     bytes = readFileSync(path);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "file not found" : (error as Error).message;
-    return { config: null, text: null, fingerprint: null, diagnostics: [{ severity: "error", message: `cannot read config: ${reason}`, span: { file: path, line: 1, col: 1, offset: 0, endOffset: 0 } }] };
+    return { config: null, text: null, fingerprint: null, diagnostics: [errorAt({ file: path, line: 1, col: 1, offset: 0, endOffset: 0 }, `cannot read config: ${reason}`, { code: "config_unreadable", subject: "", expected: `a readable config file (${reason})` })] };
   }
   const decoded = decodeSpoolfileBytes(bytes, path);
   if ("diagnostic" in decoded) return { config: null, text: null, fingerprint: null, diagnostics: [decoded.diagnostic] };
   return { ...compileSpoolfile(decoded.text, path, options), text: decoded.text, fingerprint: configFingerprint(bytes) };
 }
 // The runtime reads diagnostics through the compiler, never from grammar/ directly.
-export { renderDiagnostic, hasErrors, type Diagnostic } from "../grammar/index.js";
+export { renderDiagnostic, hasErrors, DIAGNOSTIC_CODES, DIAGNOSTIC_SENTENCES, type Diagnostic, type DiagnosticCode } from "../grammar/index.js";

@@ -1,5 +1,7 @@
 import { isIP } from "node:net";
 import type { Arg, Directive } from "../grammar/index.js";
+import type { DiagnosticCode } from "../grammar/index.js";
+import { closestName } from "./names.js";
 import type { CompileContext } from "./context.js";
 import { nameOf, spanOf } from "./context.js";
 import { DEFAULTS } from "./defaults.js";
@@ -18,19 +20,26 @@ function got(arg: Arg): string {
   return `${JSON.stringify(chars.slice(0, MAX_QUOTED_CHARS).join(""))}… (${chars.length} characters)`;
 }
 
+/** Reports `arg` as not what was expected: `found` keeps its value, apart from what logs show. */
+function reject(cx: CompileContext, arg: Arg, code: DiagnosticCode, expected: string, message: string, suggestion?: string): undefined {
+  // A placeholder that could not be expanded has its own error: the rest of the value proves nothing.
+  if (cx.unexpanded(arg)) return undefined;
+  return cx.error(arg.span, code, expected, message, { found: arg.value, suggestion });
+}
+
 /** Argument count check; reports and returns false when the count is wrong. */
 export function expectArgs(cx: CompileContext, d: Directive, min: number, max: number, usage: string): boolean {
   const count = d.args.length;
   if (count >= min && count <= max) return true;
   const expected = min === max ? `${min} argument${min === 1 ? "" : "s"}` : max === Infinity ? `at least ${min} argument${min === 1 ? "" : "s"}` : `${min} to ${max} arguments`;
   const at = count > max ? d.args[max].span : spanOf(d);
-  cx.error(at, `${nameOf(d)}: expected ${expected} (${usage}), got ${count}`);
+  cx.error(at, "wrong_arguments", `${expected} (${usage})`, `${nameOf(d)}: expected ${expected} (${usage}), got ${count}`, { found: String(count) });
   return false;
 }
 
 export function expectNoBlock(cx: CompileContext, d: Directive): boolean {
   if (!d.block) return true;
-  cx.error(d.block.open, `${nameOf(d)} does not take a block`);
+  cx.error(d.block.open, "unexpected_block", "no block", `${nameOf(d)} does not take a block`);
   return false;
 }
 
@@ -38,13 +47,14 @@ export function expectNoBlock(cx: CompileContext, d: Directive): boolean {
 export function decodeDuration(cx: CompileContext, arg: Arg, what: string, opts: { allowOff?: boolean; positive?: boolean } = {}): number | null | undefined {
   const text = cx.text(arg).trim();
   if (text === "off" || text === "0") {
-    if (opts.positive && text === "0") return cx.error(arg.span, `${what}: expected a positive duration like 30s, got ${got(arg)}`);
-    if (text === "off") return opts.allowOff ? null : cx.error(arg.span, `${what}: expected a duration like 30s, got "off"`);
+    if (opts.positive && text === "0") return reject(cx, arg, "expected_duration", "a positive duration like 30s", `${what}: expected a positive duration like 30s, got ${got(arg)}`);
+    if (text === "off") return opts.allowOff ? null : reject(cx, arg, "expected_duration", "a duration like 30s (off is not allowed here)", `${what}: expected a duration like 30s, got "off"`);
     return 0;
   }
   const ms = parseDurationMs(text);
-  if (ms === undefined) return cx.error(arg.span, `${what}: expected a duration like 250ms, 30s, 5m, 2h or 7d (at most ${MAX_DURATION_TEXT}), got ${got(arg)}`);
-  if (opts.positive && ms <= 0) return cx.error(arg.span, `${what}: expected a positive duration, got ${got(arg)}`);
+  const expected = `a duration like 250ms, 30s, 5m, 2h or 7d (at most ${MAX_DURATION_TEXT})`;
+  if (ms === undefined) return reject(cx, arg, "expected_duration", expected, `${what}: expected ${expected}, got ${got(arg)}`);
+  if (opts.positive && ms <= 0) return reject(cx, arg, "expected_duration", "a positive duration", `${what}: expected a positive duration, got ${got(arg)}`);
   return ms;
 }
 
@@ -52,12 +62,12 @@ export function decodeDuration(cx: CompileContext, arg: Arg, what: string, opts:
 export function decodeSize(cx: CompileContext, arg: Arg, what: string): number | undefined {
   const text = cx.text(arg).trim().toLowerCase();
   const m = /^(\d+)(b|k|kb|m|mb|g|gb)?$/.exec(text);
-  if (!m) return cx.error(arg.span, `${what}: expected a size like 512, 64kb, 2mb or 1gb, got ${got(arg)}`);
+  if (!m) return reject(cx, arg, "expected_size", "a size like 512, 64kb, 2mb or 1gb", `${what}: expected a size like 512, 64kb, 2mb or 1gb, got ${got(arg)}`);
   const unit = m[2] ?? "b";
   const factor = unit.startsWith("g") ? 1024 ** 3 : unit.startsWith("m") ? 1024 ** 2 : unit.startsWith("k") ? 1024 : 1;
   const bytes = Number(m[1]) * factor;
-  if (bytes <= 0) return cx.error(arg.span, `${what}: expected a positive size, got ${got(arg)}`);
-  if (bytes > DEFAULTS.maxSizeBytes) return cx.error(arg.span, `${what}: ${got(arg)} is larger than the maximum 1024gb`);
+  if (bytes <= 0) return reject(cx, arg, "expected_size", "a positive size", `${what}: expected a positive size, got ${got(arg)}`);
+  if (bytes > DEFAULTS.maxSizeBytes) return reject(cx, arg, "expected_size", "a size of at most 1024gb", `${what}: ${got(arg)} is larger than the maximum 1024gb`);
   return bytes;
 }
 
@@ -65,36 +75,39 @@ export function decodeBool(cx: CompileContext, arg: Arg, what: string): boolean 
   const text = cx.text(arg).trim().toLowerCase();
   if (text === "on" || text === "true" || text === "1") return true;
   if (text === "off" || text === "false" || text === "0") return false;
-  return cx.error(arg.span, `${what}: expected on or off, got ${got(arg)}`);
+  return reject(cx, arg, "expected_bool", "on or off", `${what}: expected on or off, got ${got(arg)}`, closestName(text, ["on", "off", "true", "false"]));
 }
 
 export function decodeInt(cx: CompileContext, arg: Arg, what: string, min: number, max: number): number | undefined {
   const text = cx.text(arg).trim();
-  if (!/^-?\d+$/.test(text)) return cx.error(arg.span, `${what}: expected a whole number, got ${got(arg)}`);
+  if (!/^-?\d+$/.test(text)) return reject(cx, arg, "expected_number", `a whole number from ${min} to ${max}`, `${what}: expected a whole number, got ${got(arg)}`);
   const value = Number(text);
-  if (value < min || value > max) return cx.error(arg.span, `${what}: expected a number from ${min} to ${max}, got ${text}`);
+  if (value < min || value > max) return reject(cx, arg, "expected_number", `a number from ${min} to ${max}`, `${what}: expected a number from ${min} to ${max}, got ${text}`);
   return value;
 }
 
 export function decodeNumber(cx: CompileContext, arg: Arg, what: string, min: number, max: number): number | undefined {
   const text = cx.text(arg).trim();
-  if (!/^-?\d+(?:\.\d+)?$/.test(text)) return cx.error(arg.span, `${what}: expected a number, got ${got(arg)}`);
+  if (!/^-?\d+(?:\.\d+)?$/.test(text)) return reject(cx, arg, "expected_number", `a number from ${min} to ${max}`, `${what}: expected a number, got ${got(arg)}`);
   const value = Number(text);
-  if (value < min || value > max) return cx.error(arg.span, `${what}: expected a number from ${min} to ${max}, got ${text}`);
+  if (value < min || value > max) return reject(cx, arg, "expected_number", `a number from ${min} to ${max}`, `${what}: expected a number from ${min} to ${max}, got ${text}`);
   return value;
 }
 
 export function decodeOneOf<T extends string>(cx: CompileContext, arg: Arg, what: string, options: readonly T[]): T | undefined {
   const text = cx.text(arg).trim();
   if ((options as readonly string[]).includes(text)) return text as T;
-  return cx.error(arg.span, `${what}: expected one of ${options.join(", ")}, got ${got(arg)}`);
+  const suggestion = closestName(text, options);
+  const hint = suggestion ? ` (did you mean "${suggestion}"?)` : "";
+  return reject(cx, arg, "expected_enum", `one of ${options.join(", ")}`, `${what}: expected one of ${options.join(", ")}, got ${got(arg)}${hint}`, suggestion);
 }
 
 /** RFC 3339 timestamp → epoch ms. */
 export function decodeTimestamp(cx: CompileContext, arg: Arg, what: string): number | undefined {
   const text = cx.text(arg).trim();
   const ms = parseRfc3339Ms(text);
-  if (ms === undefined) return cx.error(arg.span, `${what}: expected an RFC 3339 timestamp like 2026-01-01T00:00:00Z (a calendar date, years 0000–9999 in UTC), got ${got(arg)}`);
+  const expected = "an RFC 3339 timestamp like 2026-01-01T00:00:00Z (a calendar date, years 0000–9999 in UTC)";
+  if (ms === undefined) return reject(cx, arg, "expected_timestamp", expected, `${what}: expected ${expected}, got ${got(arg)}`);
   return ms;
 }
 
@@ -104,21 +117,22 @@ export function decodeSecretSource(cx: CompileContext, arg: Arg, what: string): 
   const m = /^(env|file|raw):(.*)$/s.exec(text);
   // The value is not echoed: a bare word here is most likely the secret itself, written without raw:
   // (the diagnostic reaches stderr and the runtime log on reload).
-  if (!m) return cx.error(arg.span, `${what}: expected a secret source env:NAME, file:PATH or raw:VALUE, got a bare value (not shown)`);
+  if (!m) return reject(cx, arg, "expected_secret_source", "a secret source env:NAME, file:PATH or raw:VALUE", `${what}: expected a secret source env:NAME, file:PATH or raw:VALUE, got a bare value (not shown)`);
   const kind = m[1] as SecretSource["kind"];
   const ref = m[2];
-  if (ref === "") return cx.error(arg.span, `${what}: ${kind}: needs a ${kind === "env" ? "variable name" : kind === "file" ? "path" : "value"}`);
+  const part = kind === "env" ? "variable name" : kind === "file" ? "path" : "value";
+  if (ref === "") return reject(cx, arg, "expected_secret_source", `a ${part} after ${kind}:`, `${what}: ${kind}: needs a ${part}`);
   if (kind === "raw") return { kind, ref, value: ref };
   if (kind === "env") {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(ref)) return cx.error(arg.span, `${what}: ${JSON.stringify(ref.length > 64 ? `${ref.slice(0, 64)}…` : ref)} is not a valid environment variable name`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(ref)) return reject(cx, arg, "expected_secret_source", "env: and an environment variable name (letters, digits and _)", `${what}: ${JSON.stringify(ref.length > 64 ? `${ref.slice(0, 64)}…` : ref)} is not a valid environment variable name`);
     const value = cx.env[ref];
-    if (value === undefined || value === "") cx.secretProblem(arg.span, `${what}: environment variable ${ref} is not set`);
+    if (value === undefined || value === "") cx.secretProblem(arg.span, "env_unset", `environment variable ${ref} to be set`, `${what}: environment variable ${ref} is not set`);
     return { kind, ref, value: value === undefined || value === "" ? null : value };
   }
   const read = cx.readFile(ref);
   const content = "text" in read ? read.text.trim() : undefined;
-  if ("reason" in read) cx.secretProblem(arg.span, `${what}: cannot read secret file "${ref}": ${read.reason}`);
-  else if (content === "") cx.secretProblem(arg.span, `${what}: secret file "${ref}" is empty`);
+  if ("reason" in read) cx.secretProblem(arg.span, "file_unreadable", `a readable secret file ${ref} (${read.reason})`, `${what}: cannot read secret file "${ref}": ${read.reason}`);
+  else if (content === "") cx.secretProblem(arg.span, "secret_empty", `a secret in the file ${ref}, which is empty`, `${what}: secret file "${ref}" is empty`);
   return { kind, ref, value: content ? content : null, path: cx.resolvePath(ref) };
 }
 
@@ -127,11 +141,12 @@ export function decodeListen(cx: CompileContext, arg: Arg, what: string): Listen
   const text = cx.text(arg).trim();
   const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\[\]\s]*)):(\d{1,5})$/.exec(text);
   const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) return cx.error(arg.span, `${what}: expected a listen address like :8080, 127.0.0.1:9443 or [::1]:2019, got ${got(arg)}`);
+  const expected = "a listen address like :8080, 127.0.0.1:9443 or [::1]:2019";
+  if (!m || port > 65535) return reject(cx, arg, "expected_listen", expected, `${what}: expected ${expected}, got ${got(arg)}`);
   const host = m[1] ?? m[2];
-  if (m[1] !== undefined && isIP(m[1]) !== 6) return cx.error(arg.span, `${what}: "${m[1]}" is not an IPv6 address`);
+  if (m[1] !== undefined && isIP(m[1]) !== 6) return reject(cx, arg, "expected_listen", `${expected}, with a valid IPv6 address in brackets`, `${what}: "${m[1]}" is not an IPv6 address`);
   // Digits and dots read as an IPv4 address, never as a host name to look up.
-  if (/^[\d.]+$/.test(host) && isIP(host) !== 4) return cx.error(arg.span, `${what}: "${host}" is not an IPv4 address`);
+  if (/^[\d.]+$/.test(host) && isIP(host) !== 4) return reject(cx, arg, "expected_listen", `${expected}, with a valid IPv4 address`, `${what}: "${host}" is not an IPv4 address`);
   return { host, port, address: m[1] !== undefined ? `[${host}]:${port}` : `${host}:${port}` };
 }
 
@@ -152,14 +167,14 @@ export function decodeHttpUrl(cx: CompileContext, arg: Arg, what: string, option
   try {
     url = new URL(text);
   } catch {
-    return cx.error(arg.span, `${what}: expected an http(s) URL, got ${got(arg)}`);
+    return reject(cx, arg, "expected_url", "an http(s) URL", `${what}: expected an http(s) URL, got ${got(arg)}`);
   }
   if ((url.protocol !== "http:" && url.protocol !== "https:") || !url.hostname) {
-    return cx.error(arg.span, `${what}: expected an http(s) URL with a host, got ${got(arg)}`);
+    return reject(cx, arg, "expected_url", "an http(s) URL with a host", `${what}: expected an http(s) URL with a host, got ${got(arg)}`);
   }
   if (!options.allowCredentials && (url.username !== "" || url.password !== "")) {
     const hint = what === "deliver" ? '; give them as a header instead (header "Authorization" "Basic …")' : "";
-    return cx.error(arg.span, `${what}: the URL holds credentials (user:password@), which are not sent and would be shown wherever the URL is${hint}`);
+    return reject(cx, arg, "expected_url", "a URL without user:password@ (give credentials as a header)", `${what}: the URL holds credentials (user:password@), which are not sent and would be shown wherever the URL is${hint}`);
   }
   return text;
 }
@@ -168,8 +183,8 @@ export function decodeHttpUrl(cx: CompileContext, arg: Arg, what: string, option
 export function decodePath(cx: CompileContext, arg: Arg, what: string, opts: { allowEmpty?: boolean } = {}): string | undefined {
   const text = cx.text(arg).trim();
   if (opts.allowEmpty && (text === "" || text === "/")) return "";
-  if (!text.startsWith("/")) return cx.error(arg.span, `${what}: expected a path starting with "/", got ${got(arg)}`);
-  if (/[\s?#]/.test(text)) return cx.error(arg.span, `${what}: a path may not contain spaces, "?" or "#", got ${got(arg)}`);
+  if (!text.startsWith("/")) return reject(cx, arg, "expected_path", 'a path starting with "/"', `${what}: expected a path starting with "/", got ${got(arg)}`);
+  if (/[\s?#]/.test(text)) return reject(cx, arg, "expected_path", 'a path without spaces, "?" or "#"', `${what}: a path may not contain spaces, "?" or "#", got ${got(arg)}`);
   return cleanPath(text);
 }
 
@@ -187,21 +202,21 @@ export function cleanPath(path: string): string {
 export function decodeLabel(cx: CompileContext, arg: Arg, what: string): string | undefined {
   const text = cx.text(arg);
   if (isValidLabel(text)) return text;
-  return cx.error(arg.span, `${what}: ${got(arg)} must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$ (1 to 128 characters, safe as a URL path segment)`);
+  return reject(cx, arg, "expected_name", "a label of 1 to 128 characters: letters, digits, ., _, : and - (not first)", `${what}: ${got(arg)} must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$ (1 to 128 characters, safe as a URL path segment)`);
 }
 
 export function decodeHeaderName(cx: CompileContext, arg: Arg, what: string): string | undefined {
   const text = cx.text(arg);
   if (isHttpToken(text)) return text;
-  return cx.error(arg.span, `${what}: ${got(arg)} is not a valid HTTP header name`);
+  return reject(cx, arg, "expected_name", "an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)", `${what}: ${got(arg)} is not a valid HTTP header name`);
 }
 
 export function decodeHeaderValue(cx: CompileContext, arg: Arg, what: string): string | undefined {
   const text = cx.text(arg);
   const problem = headerValueProblem(text);
   if (problem === undefined) return text;
-  if (problem === "control_character") return cx.error(arg.span, `${what}: header value ${got(arg)} contains a control character (CR, LF or NUL are not allowed)`);
-  return cx.error(arg.span, `${what}: header value ${got(arg)} has characters outside Latin-1, which an HTTP header cannot carry`);
+  if (problem === "control_character") return reject(cx, arg, "invalid_value", "a header value without CR, LF or NUL", `${what}: header value ${got(arg)} contains a control character (CR, LF or NUL are not allowed)`);
+  return reject(cx, arg, "invalid_value", "a header value of Latin-1 characters", `${what}: header value ${got(arg)} has characters outside Latin-1, which an HTTP header cannot carry`);
 }
 
 /** An egress or remote_ip rule: a host name, `*.domain`, an IP or a CIDR. */
@@ -214,12 +229,12 @@ export function decodeHostRule(cx: CompileContext, arg: Arg, what: string, opts:
     const family = isIP(ip);
     const max = family === 4 ? 32 : 128;
     if (family && /^\d{1,3}$/.test(bits) && Number(bits) <= max) return text;
-    return cx.error(arg.span, `${what}: ${got(arg)} is not a valid CIDR like 10.0.0.0/8 or fd00::/8`);
+    return reject(cx, arg, "invalid_value", "a CIDR like 10.0.0.0/8 or fd00::/8", `${what}: ${got(arg)} is not a valid CIDR like 10.0.0.0/8 or fd00::/8`);
   }
   if (isIP(text)) return text;
-  if (opts.ipOnly) return cx.error(arg.span, `${what}: expected an IP address or CIDR, got ${got(arg)}`);
+  if (opts.ipOnly) return reject(cx, arg, "invalid_value", "an IP address or CIDR", `${what}: expected an IP address or CIDR, got ${got(arg)}`);
   if (/^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(text) || text === "*") return text;
-  return cx.error(arg.span, `${what}: expected a host name, *.domain, IP or CIDR, got ${got(arg)}`);
+  return reject(cx, arg, "invalid_value", "a host name, *.domain, IP or CIDR", `${what}: expected a host name, *.domain, IP or CIDR, got ${got(arg)}`);
 }
 
 /** The single argument of a directive without a block, or undefined after reporting. */

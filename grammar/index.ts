@@ -23,13 +23,18 @@ export function parseSpoolfile(text: string, file = "Spoolfile"): ParseResult {
   const parser = (sharedParser ??= new SpoolfileParser());
   const lexed = spoolLexer.tokenize(text);
   const diagnostics: Diagnostic[] = lexed.errors.map((e) =>
-    errorAt({ file, line: e.line ?? 1, col: e.column ?? 1, offset: e.offset, endOffset: e.offset + e.length }, `unexpected character ${JSON.stringify(text.substr(e.offset, 1))}`),
+    errorAt({ file, line: e.line ?? 1, col: e.column ?? 1, offset: e.offset, endOffset: e.offset + e.length }, `unexpected character ${JSON.stringify(text.substr(e.offset, 1))}`, {
+      code: "unexpected_character",
+      subject: "",
+      expected: "a name, a quoted string, a placeholder, {, }, ; or a comment",
+      found: text.substr(e.offset, 1),
+    }),
   );
   // The parser descends once per block level; input nested deeper than any Spoolfile needs is
   // refused at the brace that goes too deep instead of exhausting the stack.
   const tooDeep = firstTooDeepBrace(lexed.tokens);
   if (tooDeep) {
-    diagnostics.push(errorAt(spanOfToken(tooDeep, file), `blocks nested more than ${MAX_BLOCK_DEPTH} levels deep`));
+    diagnostics.push(errorAt(spanOfToken(tooDeep, file), `blocks nested more than ${MAX_BLOCK_DEPTH} levels deep`, { code: "nesting_too_deep", subject: "", expected: `blocks at most ${MAX_BLOCK_DEPTH} levels deep` }));
     return { tree: { file, items: [] }, diagnostics };
   }
   parser.file = file;
@@ -76,7 +81,7 @@ export function decodeSpoolfileBytes(bytes: Uint8Array, file: string): { text: s
     const lines = prefix.split(/\r\n|\r|\n/);
     const span = { file, line: lines.length, col: lines[lines.length - 1].length + 1, offset: prefix.length, endOffset: prefix.length + 1 };
     const found = i < bytes.length ? `byte 0x${bytes[i].toString(16).toUpperCase().padStart(2, "0")}` : "the end of the file";
-    return { diagnostic: errorAt(span, `invalid UTF-8: expected UTF-8 text, found ${found}`) };
+    return { diagnostic: errorAt(span, `invalid UTF-8: expected UTF-8 text, found ${found}`, { code: "invalid_utf8", subject: "", expected: "UTF-8 text" }) };
   }
 }
 

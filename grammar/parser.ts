@@ -51,7 +51,7 @@ export class SpoolfileParser extends EmbeddedActionsParser {
         {
           ALT: () => {
             const token = this.CONSUME(RCurly);
-            this.ACTION(() => this.diagnostics.push(errorAt(this.spanOf(token), 'unexpected "}": no block is open here')));
+            this.ACTION(() => this.diagnostics.push(errorAt(this.spanOf(token), 'unexpected "}": no block is open here', { code: "syntax_error", subject: "", expected: 'a directive; this "}" closes no block' })));
           },
         },
       ]);
@@ -95,7 +95,7 @@ export class SpoolfileParser extends EmbeddedActionsParser {
         ALT: () => {
           const block = this.SUBRULE2(this.block);
           return this.ACTION(() => {
-            this.diagnostics.push(errorAt(block.block.open, 'expected a directive name before "{"'));
+            this.diagnostics.push(errorAt(block.block.open, 'expected a directive name before "{"', { code: "syntax_error", subject: "", expected: 'a directive name before "{"' }));
             return this.directiveElement(null, [], block);
           });
         },
@@ -113,7 +113,7 @@ export class SpoolfileParser extends EmbeddedActionsParser {
       const span = this.spanOf(token);
       if (token.tokenType === Word) return { kind: "word", raw: token.image, value: token.image, span } as const;
       const closed = token.tokenType === QuotedString;
-      if (!closed) this.diagnostics.push(errorAt(span, "unterminated string: expected a closing \" before the end of the line"));
+      if (!closed) this.diagnostics.push(errorAt(span, "unterminated string: expected a closing \" before the end of the line", { code: "unterminated_string", subject: "", expected: 'a closing " before the end of the line' }));
       const body = closed ? token.image.slice(1, -1) : token.image.slice(1);
       return { kind: "string", raw: token.image, value: unescapeString(body), span } as const;
     });
@@ -125,7 +125,7 @@ export class SpoolfileParser extends EmbeddedActionsParser {
     const close = this.OPTION(() => this.CONSUME(RCurly));
     return this.ACTION(() => {
       const openSpan = this.spanOf(open);
-      if (!close) this.diagnostics.push(errorAt(openSpan, 'unclosed block: expected "}" to close this "{" before the end of the file'));
+      if (!close) this.diagnostics.push(errorAt(openSpan, 'unclosed block: expected "}" to close this "{" before the end of the file', { code: "unclosed_block", subject: "", expected: '"}" to close this "{" before the end of the file' }));
       const shaped = shapeItems(raw, open, this.file);
       const lastToken = close ?? lastTokenOf(raw) ?? open;
       return {

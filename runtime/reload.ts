@@ -3,7 +3,7 @@
 // atomically or refuses it when it needs a restart (clarifications.md 19–20, reference §2 row 38).
 import { lstatSync, readlinkSync, statSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, resolve, sep } from "node:path";
-import { MASKED_DIAGNOSTICS_HINT } from "../compiler/index.js";
+import { LOG_DIAGNOSTICS_HINT } from "../compiler/index.js";
 import type { SpoolConfig } from "../compiler/ir.js";
 import type { ReloadOutcome } from "./app.js";
 import type { RuntimeLogger } from "./observability/log.js";
@@ -54,7 +54,7 @@ export function createReloader(deps: ReloaderDeps): Reloader {
     const loaded = deps.load();
     if (!force && loaded.fingerprint !== null && loaded.fingerprint === deps.servingFingerprint()) return { kind: "unchanged" };
     if (!loaded.config) {
-      deps.logger.error("config_reload_failed", { trigger, errors: loaded.errors, detail: `the previous config keeps serving (${MASKED_DIAGNOSTICS_HINT})` });
+      deps.logger.error("config_reload_failed", { trigger, errors: loaded.errors, detail: `the previous config keeps serving (${LOG_DIAGNOSTICS_HINT})` });
       return { kind: "invalid", errors: loaded.errors };
     }
     for (const warning of loaded.warnings) deps.logger.warn("config_warning", { warning });

@@ -1,4 +1,4 @@
-import { compileSpoolfile, formatText, MASKED_DIAGNOSTICS_HINT, maskDiagnostics, renderChanges, semanticChanges, unifiedDiff } from "../../compiler/index.js";
+import { compileSpoolfile, formatText, LOG_DIAGNOSTICS_HINT, logSafeDiagnostics, renderChanges, semanticChanges, unifiedDiff } from "../../compiler/index.js";
 import { renderDiagnostic } from "../../grammar/index.js";
 import { readConfigText, type CommandOutput } from "../io.js";
 
@@ -26,12 +26,9 @@ export async function runConfigDiff(oldPath: string | undefined, newPath: string
     const [before, after] = [compileSpoolfile(texts[0], oldPath), compileSpoolfile(texts[1], newPath)];
     if (!before.config || !after.config) {
       // Errors too never print a value of the files: a misplaced credential is what they would quote.
-      const errors = [
-        ...maskDiagnostics(before.diagnostics, texts[0], oldPath),
-        ...maskDiagnostics(after.diagnostics, texts[1], newPath),
-      ].filter((d) => d.severity === "error");
+      const errors = logSafeDiagnostics([...before.diagnostics, ...after.diagnostics]).filter((d) => d.severity === "error");
       for (const d of errors) out.stderr(renderDiagnostic(d));
-      out.stderr(`(${MASKED_DIAGNOSTICS_HINT})`);
+      out.stderr(`(${LOG_DIAGNOSTICS_HINT})`);
       return 2;
     }
     const changes = semanticChanges({ config: before.config, expansions: before.expansions }, { config: after.config, expansions: after.expansions });

@@ -8,7 +8,8 @@ export interface ValidateFlags {
   readonly strictSecrets?: boolean;
 }
 
-// DECISIONS.md: exit 0 valid, 1 invalid, 2 usage error; JSON is {ok, errors:[{file,line,col,message}], warnings:[…]}.
+// Exit 0 valid, 1 invalid, 2 usage error. JSON is {ok, errors:[…], warnings:[…]}, each entry
+// {file, line, col, message, code, subject, expected} with found and suggestion when known.
 export async function runConfigValidate(flags: ValidateFlags, out: CommandOutput): Promise<number> {
   const format = flags.format ?? "text";
   if (format !== "text" && format !== "json") {
@@ -20,12 +21,27 @@ export async function runConfigValidate(flags: ValidateFlags, out: CommandOutput
   const warnings = result.diagnostics.filter((d) => d.severity === "warning");
   const ok = errors.length === 0;
   if (format === "json") {
-    const shape = (d: Diagnostic) => ({ file: d.span.file, line: d.span.line, col: d.span.col, message: d.message });
-    out.stdout(JSON.stringify({ ok, errors: errors.map(shape), warnings: warnings.map(shape) }));
+    out.stdout(JSON.stringify({ ok, errors: errors.map(jsonEntry), warnings: warnings.map(jsonEntry) }));
   } else {
     for (const d of result.diagnostics) out.stderr(renderDiagnostic(d));
-    if (ok) out.stdout(`${flags.config}: valid${warnings.length ? ` (${warnings.length} warning${warnings.length === 1 ? "" : "s"})` : ""}`);
+    if (ok) out.stdout(`${flags.config}: ${validSummary(warnings)}`);
     else out.stderr(`${flags.config}: ${errors.length} error${errors.length === 1 ? "" : "s"}`);
   }
   return ok ? 0 : 1;
+}
+
+function jsonEntry(d: Diagnostic): Record<string, string | number> {
+  const entry: Record<string, string | number> = { file: d.span.file, line: d.span.line, col: d.span.col, message: d.message, code: d.code, subject: d.subject, expected: d.expected };
+  if (d.found !== undefined) entry.found = d.found;
+  if (d.suggestion !== undefined) entry.suggestion = d.suggestion;
+  return entry;
+}
+
+/** `valid`, `valid (2 warnings)`; warnings `spool run` refuses (an unreadable secret) are counted apart. */
+function validSummary(warnings: readonly Diagnostic[]): string {
+  if (warnings.length === 0) return "valid";
+  const refused = warnings.filter((d) => d.refusedByRun).length;
+  const count = `${warnings.length} warning${warnings.length === 1 ? "" : "s"}`;
+  if (refused === 0) return `valid (${count})`;
+  return `valid (${count}), but spool run refuses it as it stands: ${refused === warnings.length && refused === 1 ? "the warning names" : `${refused} of the warnings name`} a secret it cannot read`;
 }

@@ -2,7 +2,7 @@
 // (webhook-queue.md "Command line", clarifications.md 19–20, 59–60).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { loadSpoolfile, MASKED_DIAGNOSTICS_HINT, maskDiagnostics } from "../../compiler/index.js";
+import { loadSpoolfile, LOG_DIAGNOSTICS_HINT, logSafeDiagnostics } from "../../compiler/index.js";
 import { renderDiagnostic } from "../../grammar/index.js";
 import { createApp, type AppDeps } from "../../runtime/app.js";
 import { spoolExtensions } from "../../runtime/extensions.js";
@@ -48,8 +48,9 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   const configPath = resolve(flags.config);
   const load = (): ConfigLoad => {
     const result = loadSpoolfile(configPath, { env: process.env, strictSecrets: true });
-    // What `spool run` says of its config goes to logs: no value of the file in it (README).
-    const diagnostics = result.text === null ? result.diagnostics : maskDiagnostics(result.diagnostics, result.text, configPath);
+    // What `spool run` says of its config goes to logs: no value of the file in it (README). A file
+    // that could not be read or decoded has no values to show, and its message says why whole.
+    const diagnostics = result.text === null ? result.diagnostics : logSafeDiagnostics(result.diagnostics);
     return {
       fingerprint: result.fingerprint,
       config: result.config,
@@ -60,7 +61,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   const initial = load();
   if (!initial.config) {
     for (const line of initial.errors.length > 0 ? initial.errors : [`${configPath}: cannot read the config file`]) process.stderr.write(`${line}\n`);
-    if (initial.errors.length > 0) process.stderr.write(`(${MASKED_DIAGNOSTICS_HINT})\n`);
+    if (initial.errors.length > 0) process.stderr.write(`(${LOG_DIAGNOSTICS_HINT})\n`);
     return 1;
   }
   for (const line of initial.warnings) process.stderr.write(`${line}\n`);

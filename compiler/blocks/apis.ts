@@ -58,10 +58,10 @@ export function compilePullApi(cx: CompileContext, d: Directive | undefined): Pu
   out.tokens = tokens;
   // DECISIONS.md "Settled details": a default above its cap, implicit defaults included, is an error.
   if (out.maxLeaseTtlMs !== null && out.defaultLeaseTtlMs > out.maxLeaseTtlMs) {
-    cx.error(settingSpan(d, "default_lease_ttl", "max_lease_ttl"), `pull_api: default_lease_ttl (${out.defaultLeaseTtlMs}ms) is above max_lease_ttl (${out.maxLeaseTtlMs}ms)`);
+    cx.error(settingSpan(d, "default_lease_ttl", "max_lease_ttl"), "conflict", "default_lease_ttl not above max_lease_ttl", `pull_api: default_lease_ttl (${out.defaultLeaseTtlMs}ms) is above max_lease_ttl (${out.maxLeaseTtlMs}ms)`);
   }
   if (out.maxWaitMs !== null && out.defaultMaxWaitMs > out.maxWaitMs) {
-    cx.error(settingSpan(d, "default_max_wait", "max_wait"), `pull_api: default_max_wait (${out.defaultMaxWaitMs}ms) is above max_wait (${out.maxWaitMs}ms)`);
+    cx.error(settingSpan(d, "default_max_wait", "max_wait"), "conflict", "default_max_wait not above max_wait", `pull_api: default_max_wait (${out.defaultMaxWaitMs}ms) is above max_wait (${out.maxWaitMs}ms)`);
   }
   return out;
 }
@@ -94,7 +94,7 @@ export function compileAdminApi(cx: CompileContext, d: Directive | undefined): A
 export function authTokenInto(cx: CompileContext, d: Directive, where: string, into: SecretSource[]): void {
   if (!expectArgs(cx, d, 2, 2, "auth token <source>") || !expectNoBlock(cx, d)) return;
   if (d.args[0].value !== "token") {
-    cx.error(d.args[0].span, `${where} auth: expected "token", got ${JSON.stringify(d.args[0].value)}`);
+    cx.error(d.args[0].span, "expected_enum", '"token" (auth token <source>)', `${where} auth: expected "token", got ${JSON.stringify(d.args[0].value)}`, { found: d.args[0].value });
     return;
   }
   const source = decodeSecretSource(cx, d.args[1], `${where} auth token`);
@@ -136,16 +136,17 @@ export function compileTls(cx: CompileContext, d: Directive, where: string): Tls
       },
     },
   });
-  if (!out.certFile || !out.keyFile) return cx.error(spanOf(d), `${where}: cert_file and key_file are both required`);
+  if ((!out.certFile || !out.keyFile) && cx.failedWithin(d, "cert_file", "key_file")) return undefined;
+  if (!out.certFile || !out.keyFile) return cx.error(spanOf(d), "missing_directive", "both cert_file and key_file", `${where}: cert_file and key_file are both required`);
   if ((out.clientAuth === "verify_if_given" || out.clientAuth === "require_and_verify") && out.clientCaFile === null) {
-    return cx.error(spanOf(d), `${where}: client_auth ${out.clientAuth} verifies client certificates and needs client_ca, the CA bundle to verify them against`);
+    return cx.error(spanOf(d), "missing_directive", `client_ca with client_auth ${out.clientAuth}`, `${where}: client_auth ${out.clientAuth} verifies client certificates and needs client_ca, the CA bundle to verify them against`);
   }
   // Paths are relative to the Spoolfile, as `file:` secret sources are. The key is a secret: a file
   // that cannot be read stops `spool run` and is a warning for `config validate`.
   for (const [name, path] of [["cert_file", out.certFile], ["key_file", out.keyFile], ["client_ca", out.clientCaFile]] as const) {
     if (path === null) continue;
     const read = cx.readFile(path);
-    if ("reason" in read) cx.secretProblem(spanOf(d), `${where}: ${name} ${path} cannot be read: ${read.reason}`);
+    if ("reason" in read) cx.secretProblem(spanOf(d), "file_unreadable", `a readable ${name} ${path} (${read.reason})`, `${where}: ${name} ${path} cannot be read: ${read.reason}`);
   }
   return {
     certFile: cx.resolvePath(out.certFile),
@@ -172,6 +173,6 @@ export function compileRateLimit(cx: CompileContext, d: Directive, where: string
     burst: scalar.int(cx, "burst", 1, 1e9, (v) => (burst = v)),
   });
   // An rps that was written but invalid has its own error already.
-  if (rps === undefined) return d.block && !rpsWritten ? cx.error(spanOf(d), `${where}: rps is required`) : undefined;
+  if (rps === undefined) return d.block && !rpsWritten && !cx.failedWithin(d, "rps") ? cx.error(spanOf(d), "missing_directive", "rps in the block", `${where}: rps is required`) : undefined;
   return { rps, burst: burst ?? Math.max(1, Math.ceil(rps)) };
 }

@@ -74,7 +74,7 @@ function compilePublishPolicy(cx: CompileContext, d: Directive): PublishPolicy {
     const arg = singleArg(cx, a, usage);
     if (!arg) return;
     const value = cx.text(arg);
-    if (value === "") cx.error(arg.span, `${name} must not be empty: ${why}`);
+    if (value === "") cx.error(arg.span, "invalid_value", `a non-empty ${name}`, `${name} must not be empty: ${why}`);
     else into.push(value);
   };
   const actorPrefix: string[] = [];

@@ -34,11 +34,11 @@ export function compileDeliver(cx: CompileContext, d: Directive, defaults: Defau
           const value = decodeHeaderValue(cx, h.args[1], "deliver header");
           if (name === undefined || value === undefined) return;
           if (UNSETTABLE_DELIVER_HEADERS.has(name.toLowerCase())) {
-            cx.error(h.args[0].span, `deliver header: ${name} is the HTTP client's to set for each request (framing, connection); set here, every delivery would fail`);
+            cx.error(h.args[0].span, "invalid_value", "a header the HTTP client does not set itself (not framing or connection headers)", `deliver header: ${name} is the HTTP client's to set for each request (framing, connection); set here, every delivery would fail`);
             return;
           }
           if (headers.some(([n]) => n.toLowerCase() === name.toLowerCase())) {
-            cx.error(h.args[0].span, `deliver header: ${name} is set twice (header names are case-insensitive)`);
+            cx.error(h.args[0].span, "duplicate_directive", "each header name once (header names are case-insensitive)", `deliver header: ${name} is set twice (header names are case-insensitive)`);
             return;
           }
           headers.push([name, value]);
@@ -48,10 +48,10 @@ export function compileDeliver(cx: CompileContext, d: Directive, defaults: Defau
     });
   }
   if (sign.signatureHeader.toLowerCase() === sign.timestampHeader.toLowerCase()) {
-    cx.error(spanOf(d), "deliver sign: signature_header and timestamp_header must differ");
+    cx.error(spanOf(d), "conflict", "different signature_header and timestamp_header", "deliver sign: signature_header and timestamp_header must differ");
   }
   if (!sign.mode && sign.secrets.length === 0 && (sign.signatureHeader !== DEFAULTS.signatureHeader || sign.timestampHeader !== DEFAULTS.timestampHeader)) {
-    cx.error(spanOf(d), "deliver sign: header options need sign hmac <source> or sign hmac secret_ref \"ID\"");
+    cx.error(spanOf(d), "missing_directive", 'sign hmac <source> or sign hmac secret_ref "ID" for the header options', "deliver sign: header options need sign hmac <source> or sign hmac secret_ref \"ID\"");
   }
   if (!url) return undefined;
   const signConfig: SignConfig | null = sign.mode ? { ...sign, mode: sign.mode } : null;
@@ -62,14 +62,14 @@ function compileSign(cx: CompileContext, s: Directive, sign: { mode: SignConfig[
   if (!expectNoBlock(cx, s)) return;
   const what = s.args[0];
   if (!what) {
-    cx.error(spanOf(s), "sign: expected sign hmac <source>, sign standard_webhooks <source>, sign signature_header …, sign timestamp_header … or sign secret_selection …");
+    cx.error(spanOf(s), "wrong_arguments", "sign hmac|standard_webhooks <source>, sign signature_header|timestamp_header <name> or sign secret_selection …", "sign: expected sign hmac <source>, sign standard_webhooks <source>, sign signature_header …, sign timestamp_header … or sign secret_selection …");
     return;
   }
   const kind = decodeOneOf(cx, what, "sign", ["hmac", "standard_webhooks", "signature_header", "timestamp_header", "secret_selection"] as const);
   if (!kind) return;
   if (kind === "hmac" || kind === "standard_webhooks") {
     if (sign.mode) {
-      cx.error(what.span, `sign: the target is already signed (${sign.mode}); give one sign ${kind} with several secret_refs for rotation`);
+      cx.error(what.span, "duplicate_directive", "one sign hmac or sign standard_webhooks per target (several secret_refs rotate)", `sign: the target is already signed (${sign.mode}); give one sign ${kind} with several secret_refs for rotation`);
       return;
     }
     sign.mode = kind;
@@ -99,7 +99,7 @@ function compileSign(cx: CompileContext, s: Directive, sign: { mode: SignConfig[
 function compileExec(cx: CompileContext, d: Directive, defaults: Defaults): DeliverTarget | undefined {
   if (!expectArgs(cx, d, 2, Infinity, 'deliver exec "<program>" [args…] { … }')) return undefined;
   const program = cx.text(d.args[1]);
-  if (program.trim() === "") return cx.error(d.args[1].span, "deliver exec: the program path is empty");
+  if (program.trim() === "") return cx.error(d.args[1].span, "invalid_value", "a program path", "deliver exec: the program path is empty");
   const args = d.args.slice(2).map((a) => cx.text(a));
   let retry = defaults.deliver.retry;
   let timeoutMs = defaults.deliver.timeoutMs;
@@ -114,10 +114,10 @@ function compileExec(cx: CompileContext, d: Directive, defaults: Defaults): Deli
           if (!expectArgs(cx, e, 2, 2, "env KEY VALUE") || !expectNoBlock(cx, e)) return;
           const key = cx.text(e.args[0]);
           if (!ENV_KEY.test(key)) {
-            cx.error(e.args[0].span, `env: ${JSON.stringify(key)} is not a valid environment variable name`);
+            cx.error(e.args[0].span, "expected_name", "an environment variable name (letters, digits and _, not starting with a digit)", `env: ${JSON.stringify(key)} is not a valid environment variable name`, { found: key });
             return;
           }
-          if (env.some(([k]) => k === key)) cx.error(e.args[0].span, `env: ${key} is set twice`);
+          if (env.some(([k]) => k === key)) cx.error(e.args[0].span, "duplicate_directive", "each env variable once", `env: ${key} is set twice`);
           env.push([key, cx.text(e.args[1])]);
         },
       },

@@ -29,7 +29,7 @@ export function compileMatchBlock(cx: CompileContext, d: Directive, where: strin
         if (!expectArgs(cx, x, 1, Infinity, "method GET POST …") || !expectNoBlock(cx, x)) return;
         for (const a of x.args) {
           const m = cx.text(a).toUpperCase();
-          if (!METHOD.test(m)) cx.error(a.span, `method: ${JSON.stringify(a.value)} is not an HTTP method`);
+          if (!METHOD.test(m)) cx.error(a.span, "invalid_value", "an HTTP method like GET or POST", `method: ${JSON.stringify(a.value)} is not an HTTP method`, { found: a.value });
           else if (!into.methods.includes(m)) into.methods.push(m);
         }
       },

@@ -40,7 +40,7 @@ function logOutputRules(cx: CompileContext, state: { output: "stdout" | "stderr"
 function toOutput(cx: CompileContext, d: Directive, state: { output: "stdout" | "stderr" | "file"; path: string | null }): LogOutput {
   if (state.output === "file") {
     if (!state.path) {
-      cx.error(spanOf(d), `${nameOf(d)}: output file needs a path`);
+      cx.error(spanOf(d), "missing_directive", "a path for output file", `${nameOf(d)}: output file needs a path`);
       return { kind: "stderr" };
     }
     return { kind: "file", path: state.path };
@@ -96,7 +96,7 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
   if (!d.block) {
     const enabled = expectArgs(cx, d, 1, 1, "tracing on|off or tracing { … }") ? decodeBool(cx, d.args[0], "tracing") ?? false : false;
     // The shorthand names no collector: refused like the block form without one, not accepted and then silently off.
-    if (enabled) cx.error(spanOf(d), 'tracing: enabled tracing needs a collector URL: tracing { enabled on; collector "https://…" }');
+    if (enabled) cx.error(spanOf(d), "missing_directive", "a collector URL for enabled tracing", 'tracing: enabled tracing needs a collector URL: tracing { enabled on; collector "https://…" }');
     return { ...base, enabled };
   }
   expectArgs(cx, d, 0, 0, "tracing { … }");
@@ -142,11 +142,13 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
     },
   });
   out.headers = headers;
-  if (out.enabled && !out.collector) cx.error(spanOf(d), "tracing: enabled tracing needs a collector URL");
+  if (out.enabled && !out.collector && cx.failedWithin(d, "collector")) {
+    // The collector has its own error.
+  } else if (out.enabled && !out.collector) cx.error(spanOf(d), "missing_directive", "a collector URL for enabled tracing", "tracing: enabled tracing needs a collector URL");
   // Validated now so configs are ready for it, but no exporter runs yet (spool_tracing_enabled stays 0).
-  else if (out.enabled) cx.warning(spanOf(d), "tracing is not built yet: the block is validated, but no spans are exported");
+  else if (out.enabled) cx.warning(spanOf(d), "not_allowed_here", "tracing off (span export is not built yet)", "tracing is not built yet: the block is validated, but no spans are exported");
   if (out.collector?.startsWith("http://") && !out.insecure) {
-    cx.error(spanOf(d), "tracing: the collector URL is plain http; set insecure on to allow it");
+    cx.error(spanOf(d), "conflict", "an https collector URL, or insecure on", "tracing: the collector URL is plain http; set insecure on to allow it");
   }
   return out;
 }

@@ -22,21 +22,24 @@ export class RouteAuthBuilder {
     const cx = this.cx;
     const kindArg = d.args[0];
     if (!kindArg) {
-      cx.error(spanOf(d), "auth: expected auth token|basic|hmac|forward …");
+      cx.error(spanOf(d), "wrong_arguments", "auth token|basic|hmac|forward …", "auth: expected auth token|basic|hmac|forward …");
       return;
     }
     const kind = decodeOneOf(cx, kindArg, "auth", ["token", "basic", "hmac", "forward"] as const);
     if (!kind) return;
     const first = this.firstOf.get(kind);
     if (first && (kind === "hmac" || kind === "forward")) {
-      cx.error(spanOf(d), `duplicate directive "auth ${kind}" in route (first at ${formatSpan(spanOf(first))})`);
+      cx.error(spanOf(d), "duplicate_directive", `auth ${kind} at most once per route (first at ${formatSpan(spanOf(first))})`, `duplicate directive "auth ${kind}" in route (first at ${formatSpan(spanOf(first))})`);
       return;
     }
     if (!first) this.firstOf.set(kind, d);
-    if (kind === "token") this.addToken(d);
-    else if (kind === "basic") this.addBasic(d);
-    else if (kind === "hmac") this.hmac = this.compileHmac(d) ?? null;
-    else this.forward = this.compileForward(d) ?? null;
+    // The kind is part of the subject: `route /x › auth › hmac › provider`.
+    cx.within(kind, () => {
+      if (kind === "token") this.addToken(d);
+      else if (kind === "basic") this.addBasic(d);
+      else if (kind === "hmac") this.hmac = this.compileHmac(d) ?? null;
+      else this.forward = this.compileForward(d) ?? null;
+    });
   }
 
   private addToken(d: Directive): void {
@@ -50,7 +53,7 @@ export class RouteAuthBuilder {
     if (!expectArgs(this.cx, d, 3, 3, 'auth basic "user" "pass"')) return;
     for (const a of d.args.slice(1)) {
       if (/^(env|file|raw|vault):/.test(a.value)) {
-        this.cx.error(a.span, `auth basic takes literal values; ${JSON.stringify(a.value)} looks like a secret source: use a placeholder such as {env.NAME}`);
+        this.cx.error(a.span, "invalid_value", "literal values, or placeholders such as {env.NAME}, not a secret source", `auth basic takes literal values; ${JSON.stringify(a.value)} looks like a secret source: use a placeholder such as {env.NAME}`, { found: a.value });
         return;
       }
     }
@@ -110,9 +113,10 @@ export class RouteAuthBuilder {
         },
       },
     });
-    if (generic.secrets.length === 0) return cx.error(spanOf(d), "auth hmac: the block needs at least one secret or secret_ref");
+    if (generic.secrets.length === 0 && cx.failedWithin(d, "secret", "secret_ref")) return undefined;
+    if (generic.secrets.length === 0) return cx.error(spanOf(d), "missing_directive", "at least one secret or secret_ref in the block", "auth hmac: the block needs at least one secret or secret_ref");
     if (provider) {
-      for (const x of headerOptions) cx.error(spanOf(x), `auth hmac: ${x.name!.value} cannot be combined with provider ${provider} (the preset fixes headers and tolerance)`);
+      for (const x of headerOptions) cx.error(spanOf(x), "conflict", `no ${x.name!.value} with a provider (the preset fixes headers and tolerance)`, `auth hmac: ${x.name!.value} cannot be combined with provider ${provider} (the preset fixes headers and tolerance)`);
       if (provider === "standard_webhooks") checkStandardWebhooksKeys(cx, spanOf(d), generic.secrets, "auth hmac provider standard_webhooks");
       return { kind: "provider", provider, secrets: generic.secrets, toleranceMs: DEFAULTS.hmacToleranceMs };
     }
@@ -146,7 +150,7 @@ export class RouteAuthBuilder {
     const cx = this.cx;
     const kinds = [...this.firstOf.keys()];
     const clash = (a: string, b: string) => {
-      if (this.firstOf.has(a) && this.firstOf.has(b)) cx.error(spanOf(this.firstOf.get(b)!), `auth ${b} cannot be combined with auth ${a} on the same route`);
+      if (this.firstOf.has(a) && this.firstOf.has(b)) cx.error(spanOf(this.firstOf.get(b)!), "conflict", `auth ${b} without auth ${a} on the same route`, `auth ${b} cannot be combined with auth ${a} on the same route`);
     };
     clash("basic", "hmac");
     clash("forward", "basic");
@@ -156,7 +160,7 @@ export class RouteAuthBuilder {
     if (kinds.length === 0) return { kind: "none" };
     if (this.forward) return this.forward;
     if (this.hmac) {
-      if (this.tokens.length > 0) cx.error(spanOf(this.firstOf.get("token")!), "auth token cannot be combined with auth hmac on the same route");
+      if (this.tokens.length > 0) cx.error(spanOf(this.firstOf.get("token")!), "conflict", "auth token without auth hmac on the same route", "auth token cannot be combined with auth hmac on the same route");
       return this.hmac;
     }
     if (this.users.length > 0) return { kind: "basic", users: this.users };

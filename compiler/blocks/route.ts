@@ -79,8 +79,8 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
         for (const ref of x.args) {
           const name = cx.text(ref);
           const named = name.startsWith("@") ? globals.matchers[name.slice(1)] : undefined;
-          if (!name.startsWith("@")) cx.error(ref.span, `match: expected a matcher reference like @name, got ${JSON.stringify(ref.value)}`);
-          else if (!named) cx.error(ref.span, `match: unknown matcher ${name}; define it at top level: ${name} { … }`);
+          if (!name.startsWith("@")) cx.error(ref.span, "invalid_value", "a matcher reference like @name", `match: expected a matcher reference like @name, got ${JSON.stringify(ref.value)}`, { found: ref.value });
+          else if (!named) cx.error(ref.span, "unknown_reference", "a matcher defined at top level (@name { … })", `match: unknown matcher ${name}; define it at top level: ${name} { … }`, { found: name });
           else mergeCriteria(match, named);
         }
       },
@@ -145,14 +145,14 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
             repeatable: true,
             handle: (t) => {
               if (!expectArgs(cx, t, 2, 2, "auth token <source>") || !expectNoBlock(cx, t)) return;
-              if (t.args[0].value !== "token") return void cx.error(t.args[0].span, `pull auth: expected "token", got ${JSON.stringify(t.args[0].value)}`);
+              if (t.args[0].value !== "token") return void cx.error(t.args[0].span, "expected_enum", '"token" (auth token <source>)', `pull auth: expected "token", got ${JSON.stringify(t.args[0].value)}`, { found: t.args[0].value });
               const s = decodeSecretSource(cx, t.args[1], "pull auth token");
               if (s) tokens.push(s);
             },
           },
         });
         if (tokens.length > 0) state.tokens = tokens;
-        if (x.block && !pathGiven) cx.error(spanOf(x), "pull: path is required (pull { path /name })");
+        if (x.block && !pathGiven && !cx.failedWithin(x, "path")) cx.error(spanOf(x), "missing_directive", "path /name inside pull { … }", "pull: path is required (pull { path /name })");
       },
     },
     deliver: {
@@ -161,7 +161,7 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
         deliverCount++;
         const target = compileDeliver(cx, x, globals.defaults, globals.secrets);
         if (!target) return;
-        if (targets.some((t) => t.target === target.target)) cx.error(spanOf(x), `deliver: target ${target.target} is listed twice on this route`);
+        if (targets.some((t) => t.target === target.target)) cx.error(spanOf(x), "duplicate_directive", "each deliver target once per route", `deliver: target ${target.target} is listed twice on this route`, { found: target.target });
         else targets.push(target);
       },
     },
@@ -169,28 +169,31 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
 
   // Label pairing (webhook-queue.md "Management labels").
   // Only when one was not written at all: an invalid value has its own error already.
-  if (labelsWritten.size === 1 && labelSpan) {
-    cx.error(spanOf(labelSpan), "application and endpoint_name must be set together");
+  // The missing one misspelt (`endpoint_nam`) has its own error.
+  const missingLabel = labelsWritten.has("application") ? "endpoint_name" : "application";
+  if (labelsWritten.size === 1 && labelSpan && !cx.failedWithin(d, missingLabel)) {
+    cx.error(spanOf(labelSpan), "missing_directive", "application and endpoint_name set together", "application and endpoint_name must be set together");
   }
   if (publishForms.has("shorthand") && (publishForms.has("dotted") || publishForms.has("block"))) {
-    cx.error(spanOf(publishForms.get("dotted") ?? publishForms.get("block")!), "publish: the shorthand publish on|off cannot be mixed with publish.direct/publish.managed or a publish block");
+    cx.error(spanOf(publishForms.get("dotted") ?? publishForms.get("block")!), "conflict", "either publish on|off, or publish.direct/publish.managed, or a publish block", "publish: the shorthand publish on|off cannot be mixed with publish.direct/publish.managed or a publish block");
   }
   if (publishForms.has("dotted") && publishForms.has("block")) {
-    cx.error(spanOf(publishForms.get("dotted")!), "publish: publish.direct/publish.managed cannot be mixed with a publish block");
+    cx.error(spanOf(publishForms.get("dotted")!), "conflict", "either publish.direct/publish.managed or a publish block", "publish: publish.direct/publish.managed cannot be mixed with a publish block");
   }
 
   // Channel rules (reference-behaviour §1.3): outbound needs deliver and takes no ingress
   // criteria; internal needs pull; neither takes auth, match or rate_limit.
   if (channel !== "inbound") {
-    for (const x of forbidden) cx.error(spanOf(x), `${x.name!.value} is not allowed on an ${channel} route (it receives no ingress traffic)`);
+    for (const x of forbidden) cx.error(spanOf(x), "not_allowed_here", `no ${x.name!.value} on an ${channel} route (it receives no ingress traffic)`, `${x.name!.value} is not allowed on an ${channel} route (it receives no ingress traffic)`);
   }
-  if (channel === "outbound" && pull) cx.error(spanOf(pull.directive), "pull is not allowed on an outbound route: outbound routes deliver");
-  if (channel === "internal" && deliverCount > 0) cx.error(pathArg.span, "deliver is not allowed on an internal route: internal routes are pulled");
-  if (pull && deliverCount > 0) cx.error(spanOf(pull.directive), "a route is either pulled or delivered: remove pull or deliver");
-  if (!pull && deliverCount === 0 && d.block) {
-    cx.error(pathArg.span, channel === "internal" ? "internal route needs pull { path … }" : `route ${path ?? pathArg.value} needs pull { path … } or at least one deliver target`);
+  if (channel === "outbound" && pull) cx.error(spanOf(pull.directive), "not_allowed_here", "no pull on an outbound route: outbound routes deliver", "pull is not allowed on an outbound route: outbound routes deliver");
+  if (channel === "internal" && deliverCount > 0) cx.error(pathArg.span, "not_allowed_here", "no deliver on an internal route: internal routes are pulled", "deliver is not allowed on an internal route: internal routes are pulled");
+  if (pull && deliverCount > 0) cx.error(spanOf(pull.directive), "conflict", "either pull or deliver on one route", "a route is either pulled or delivered: remove pull or deliver");
+  // A pull or deliver that is there but misspelt or invalid has its own error.
+  if (!pull && deliverCount === 0 && d.block && !cx.failedWithin(d, "pull", "deliver")) {
+    cx.error(pathArg.span, "missing_directive", channel === "internal" ? "pull { path … }" : "pull { path … } or at least one deliver target", channel === "internal" ? "internal route needs pull { path … }" : `route ${path ?? pathArg.value} needs pull { path … } or at least one deliver target`);
   }
-  if (deliverConcurrency !== null && deliverCount === 0) cx.error(pathArg.span, "deliver_concurrency needs deliver targets");
+  if (deliverConcurrency !== null && deliverCount === 0) cx.error(pathArg.span, "not_allowed_here", "deliver_concurrency only on a route with deliver targets", "deliver_concurrency needs deliver targets");
 
   if (path === undefined) return undefined;
   const mode: RouteMode = pull

@@ -13,24 +13,27 @@ const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function registerVars(cx: CompileContext, d: Directive | undefined): void {
   if (!d) return;
   if (!d.block) {
-    cx.error(spanOf(d), "vars needs a block: vars { NAME value }");
+    cx.error(spanOf(d), "missing_block", "a block: vars { NAME value }", "vars needs a block: vars { NAME value }");
     return;
   }
-  if (d.args.length > 0) cx.error(d.args[0].span, "vars takes no arguments before its block: vars { NAME value }");
+  if (d.args.length > 0) cx.error(d.args[0].span, "wrong_arguments", "no arguments before the block: vars { NAME value }", "vars takes no arguments before its block: vars { NAME value }", { found: d.args[0].value });
   const seen = new Set<string>();
   for (const v of directivesOf(d.block.items)) {
     if (!v.name) continue;
     const name = nameOf(v);
     if (!VAR_NAME.test(name)) {
-      cx.error(v.name.span, `vars: ${JSON.stringify(name)} is not a valid variable name (letters, digits and _, not starting with a digit)`);
+      cx.error(v.name.span, "expected_name", "a variable name (letters, digits and _, not starting with a digit)", `vars: ${JSON.stringify(name)} is not a valid variable name (letters, digits and _, not starting with a digit)`, { found: name });
       continue;
     }
     if (seen.has(name)) {
-      cx.error(v.name.span, `vars: ${name} is defined twice`);
+      cx.error(v.name.span, "duplicate_directive", "each variable defined once", `vars: ${name} is defined twice`, { found: name });
       continue;
     }
     seen.add(name);
-    if (!expectArgs(cx, v, 1, 1, `${name} <value>`) || !expectNoBlock(cx, v)) continue;
+    if (!expectArgs(cx, v, 1, 1, "NAME <value>") || !expectNoBlock(cx, v)) {
+      cx.markBroken("var", name);
+      continue;
+    }
     cx.defineVar(v.name, v.args[0]);
   }
 }
@@ -46,7 +49,7 @@ export function compileSecrets(cx: CompileContext, d: Directive | undefined): Na
       handle: (s) => {
         if (!expectArgs(cx, s, 1, 1, 'secret "ID" { value <source> }')) return;
         const id = cx.text(s.args[0]);
-        if (ids.has(id)) cx.error(s.args[0].span, `secrets: secret ${JSON.stringify(id)} is defined twice`);
+        if (ids.has(id)) cx.error(s.args[0].span, "duplicate_directive", "each secret ID defined once", `secrets: secret ${JSON.stringify(id)} is defined twice`, { found: id });
         ids.add(id);
         let source: SecretSource | undefined;
         let validFromMs: number | null = null;
@@ -61,21 +64,25 @@ export function compileSecrets(cx: CompileContext, d: Directive | undefined): Na
             runtime = v;
             // The reference rotates such secrets through its Admin API (sealed at rest); Spool has no
             // such endpoint yet, so the value from the file is the only one.
-            if (v) cx.warning(spanOf(s), `secret ${JSON.stringify(id)}: runtime secrets are not built yet: runtime on has no effect, and the secret keeps its configured value`);
+            if (v) cx.warning(spanOf(s), "not_allowed_here", "runtime off (runtime secrets are not built yet)", `secret ${JSON.stringify(id)}: runtime secrets are not built yet: runtime on has no effect, and the secret keeps its configured value`);
           }),
           max_versions: scalar.int(cx, "max_versions", 1, 1000, (v) => (maxVersions = v)),
         });
         if (!source) {
-          if (s.block) cx.error(spanOf(s), `secret ${JSON.stringify(id)}: value is required`);
+          cx.markBroken("secret", id);
+          if (s.block && !cx.failedWithin(s, "value")) cx.error(spanOf(s), "missing_directive", "value <source> in the secret's block", `secret ${JSON.stringify(id)}: value is required`);
           return;
         }
         if (validFromMs !== null && validUntilMs !== null && validUntilMs <= validFromMs) {
-          cx.error(spanOf(s), `secret ${JSON.stringify(id)}: valid_until must be after valid_from`);
+          cx.error(spanOf(s), "conflict", "valid_until after valid_from", `secret ${JSON.stringify(id)}: valid_until must be after valid_from`);
         }
         out.push({ id, source, validFromMs, validUntilMs, runtime, maxVersions });
       },
     },
   });
+  // A secret statement that failed (misspelt, or without its block) still names its ID: a reference
+  // to it is not reported as unknown.
+  for (const failed of cx.failedDirectives(d, "secret")) if (failed.args[0]) cx.markBroken("secret", failed.args[0].value);
   return out;
 }
 
@@ -83,12 +90,13 @@ export function compileSecrets(cx: CompileContext, d: Directive | undefined): Na
 export function resolveSecretRefs(cx: CompileContext, d: Directive, fromIndex: number, secrets: readonly NamedSecret[], what: string): RotatingSecret[] {
   const out: RotatingSecret[] = [];
   const refs = d.args.slice(fromIndex);
-  if (refs.length === 0) cx.error(spanOf(d), `${what}: secret_ref needs at least one secret ID`);
+  if (refs.length === 0) cx.error(spanOf(d), "wrong_arguments", "at least one secret ID after secret_ref", `${what}: secret_ref needs at least one secret ID`);
   for (const ref of refs) {
     const id = cx.text(ref);
     const secret = secrets.find((s) => s.id === id);
     if (!secret) {
-      cx.error(ref.span, `${what}: unknown secret ${JSON.stringify(id)}; define it in secrets { secret ${JSON.stringify(id)} { value … } }`);
+      if (cx.isBroken("secret", id) || cx.isBroken("block", "secrets")) continue;
+      cx.error(ref.span, "unknown_reference", "a secret ID defined in secrets { secret \"ID\" { value … } }", `${what}: unknown secret ${JSON.stringify(id)}; define it in secrets { secret ${JSON.stringify(id)} { value … } }`, { found: id });
       continue;
     }
     out.push({ id, source: secret.source, validFromMs: secret.validFromMs, validUntilMs: secret.validUntilMs });
@@ -110,6 +118,6 @@ export function checkStandardWebhooksKeys(cx: CompileContext, at: Span, keys: re
   for (const { id, source } of keys) {
     if (source.value === null || decodeStandardWebhooksKey(source.value) !== undefined) continue;
     const named = id === null ? `${source.kind}:` + (source.kind === "raw" ? "" : source.ref) : `secret ${JSON.stringify(id)}`;
-    cx.error(at, `${what}: the key from ${named} is empty or not base64 (optionally prefixed whsec_)`);
+    cx.error(at, "invalid_value", "a base64 key, optionally prefixed whsec_", `${what}: the key from ${named} is empty or not base64 (optionally prefixed whsec_)`);
   }
 }

@@ -34,22 +34,23 @@ export function compileRetention(cx: CompileContext, blocks: {
   const delivered = { ...r.delivered } as { maxAgeMs: number | null };
   const dlq = { ...r.dlq } as { maxAgeMs: number | null; maxDepth: number | null };
   const attempts = { ...r.attempts } as { maxAgeMs: number | null; maxRows: number | null };
+  const read = (d: Directive, name: string, rules: Parameters<typeof readBareBlock>[3]) => cx.within(name, () => readBareBlock(cx, d, name, rules));
   const maxAge = (set: (v: number | null) => void) => scalar.duration(cx, "max_age", (v) => set(v === 0 ? null : v), { allowOff: true });
   if (blocks.queue) {
-    readBareBlock(cx, blocks.queue, "queue_retention", {
+    read(blocks.queue, "queue_retention", {
       max_age: maxAge((v) => (queue.maxAgeMs = v)),
       prune_interval: scalar.duration(cx, "prune_interval", (v) => (queue.pruneIntervalMs = v!), { positive: true }),
     });
   }
-  if (blocks.delivered) readBareBlock(cx, blocks.delivered, "delivered_retention", { max_age: maxAge((v) => (delivered.maxAgeMs = v)) });
+  if (blocks.delivered) read(blocks.delivered, "delivered_retention", { max_age: maxAge((v) => (delivered.maxAgeMs = v)) });
   if (blocks.dlq) {
-    readBareBlock(cx, blocks.dlq, "dlq_retention", {
+    read(blocks.dlq, "dlq_retention", {
       max_age: maxAge((v) => (dlq.maxAgeMs = v)),
       max_depth: scalar.int(cx, "max_depth", 1, 1_000_000_000, (v) => (dlq.maxDepth = v)),
     });
   }
   if (blocks.attempts) {
-    readBareBlock(cx, blocks.attempts, "attempts_retention", {
+    read(blocks.attempts, "attempts_retention", {
       max_age: maxAge((v) => (attempts.maxAgeMs = v)),
       max_rows: scalar.int(cx, "max_rows", 1, 1_000_000_000, (v) => (attempts.maxRows = v)),
     });

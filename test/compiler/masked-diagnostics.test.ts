@@ -1,10 +1,10 @@
-// maskDiagnostics: config errors as `config diff --semantic` and `spool run` print them, with nothing
-// the file gives beyond accepted directive names. The sweep breaks every line of a file full of
+// logSafeDiagnostics: config errors as `config diff --semantic` and `spool run` print them, built
+// from their structured parts only (code, subject, expected, suggestion), never from the file's values. The sweep breaks every line of a file full of
 // credentials in several ways (the typos that put a credential where a message quotes it) and checks
 // that no credential reaches a message, while every error keeps its position.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { compileSpoolfile, maskDiagnostics } from "../../compiler/index.js";
+import { compileSpoolfile, logSafeDiagnostics } from "../../compiler/index.js";
 import { seededRandom } from "../helpers/seeded-random.js";
 
 const test = suite("masked diagnostics");
@@ -79,7 +79,7 @@ test("no credential reaches a message, whatever line breaks and how; every error
       }
       const text = broken.join("\n");
       const compiled = compileSpoolfile(text, "Spoolfile", OPTIONS);
-      const masked = maskDiagnostics(compiled.diagnostics, text, "Spoolfile");
+      const masked = logSafeDiagnostics(compiled.diagnostics);
       const where = `line ${i + 1}, break ${b}`;
       assert.equal(
         masked.map((d) => [d.severity, d.span]),
@@ -99,19 +99,27 @@ test("no credential reaches a message, whatever line breaks and how; every error
   assert.ok(reported > 50, `only ${reported} diagnostics`);
 });
 
-test("what stays: the position, and the subject when it is made of accepted directive names", () => {
-  const text = `/a {\n  pull { path /a }\n  deliver "https://h.example/in" { retry exponential max 8 base 2s cap 2m jitter 0.2 timeout 5s }\n  hunterpass\n}\nvars {\n  zq7lower\n}\n`;
+test("what stays: the position, the code's sentence, the subject and what was expected", () => {
+  const text = `/a {\n  pull { path /a; auth token raw:x }\n  deliver "https://h.example/in" { retry exponential max 8 base 2s cap 2m jitter 0.2 timeout 5s }\n  hunterpass\n}\nvars {\n  zq7lower\n}\n`;
   const compiled = compileSpoolfile(text, "Spoolfile");
-  const masked = maskDiagnostics(compiled.diagnostics, text, "Spoolfile");
+  const masked = logSafeDiagnostics(compiled.diagnostics);
   const byLine = new Map(masked.map((d) => [d.span.line, d.message]));
   assert.equal(masked.map((d) => d.span), compiled.diagnostics.map((d) => d.span));
-  assert.is(byLine.get(3), "retry: invalid (details withheld)");
-  // A value where a name goes (a password wrapped onto its own line) is no accepted name.
+  assert.is(byLine.get(3), "invalid choice: route /a › deliver › retry: expected one of max, base, cap, jitter");
+  // A value where a name goes (a password wrapped onto its own line) is never shown: only the block it is in.
   assert.ok(compiled.diagnostics.some((d) => d.message.includes("hunterpass")));
-  assert.is(byLine.get(4), "invalid (details withheld)");
+  assert.match(byLine.get(4)!, /^unknown directive: route \/a: expected one of: application, /);
   // Nor is a name inside vars: the operator's own, and a misplaced value reads as one.
   assert.ok(compiled.diagnostics.some((d) => d.message.includes("zq7lower")));
-  assert.not.ok(masked.some((d) => d.message.includes("zq7lower")));
+  assert.is(byLine.get(7), "wrong number of arguments: vars: expected 1 argument (zq7lower <value>)".replace("zq7lower", "NAME"));
+  assert.not.ok(masked.some((d) => d.message.includes("zq7lower") || "found" in d));
+});
+
+test("a syntax error has no subject: its log line is the sentence and what was expected", () => {
+  const text = `/a {\n  deliver "https://h.example/x?token=SYNTAXSECRET" {\n`;
+  const lines = logSafeDiagnostics(compileSpoolfile(text, "Spoolfile").diagnostics).map((d) => d.message);
+  assert.ok(lines.includes('unclosed block: expected "}" to close this "{" before the end of the file'), lines.join("\n"));
+  assert.not.ok(lines.some((l) => l.includes("SYNTAXSECRET")));
 });
 
 test.run();

@@ -171,7 +171,8 @@ values("file: secrets and {file.X} refuse special files and oversized ones inste
     ];
     for (const [path, reason] of reasons) {
       const token = compileSpoolfile(`pull_api {\n  auth token file:${path}\n}\n`, join(dir, "Spoolfile"), { env: {} });
-      assert.equal(token.diagnostics.map((d) => [d.severity, d.span.line, d.message]), [["warning", 2, `pull_api auth token: cannot read secret file "${path}": ${reason}`]], path);
+      assert.equal(token.diagnostics.map((d) => [d.severity, d.span.line, d.message]), [["warning", 2, `pull_api auth token: cannot read secret file "${path}": ${reason}; spool run refuses to start or reload with it`]], path);
+      assert.equal(token.diagnostics.map((d) => [d.code, d.subject, d.refusedByRun]), [["file_unreadable", "pull_api › auth", true]], path);
       const placeholder = compileSpoolfile(`vars {\n  K {file.${path}}\n}\n`, join(dir, "Spoolfile"), { env: {} });
       assert.equal(placeholder.diagnostics.map((d) => [d.severity, d.span.line, d.message.endsWith(`: ${reason}`)]), [["error", 2, true]], path);
     }

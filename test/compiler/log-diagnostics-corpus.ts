@@ -1,0 +1,323 @@
+// Realistic operator mistakes for log-diagnostics-corpus.test.ts. Each file holds distinctive
+// credential-like values (`secrets`) that no log line may show; `subject` and `expected` are what
+// its log line must say; `errors` is how many errors the file has (1 unless said).
+
+export interface CorpusCase {
+  readonly name: string;
+  readonly text: string;
+  readonly secrets: readonly string[];
+  readonly subject: string;
+  readonly expected: string;
+  readonly suggestion?: string;
+  readonly errors?: number;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** A route delivering to a URL with a token in its query, for cases that need a valid route around the mistake. */
+export const target = (token: string, block = "") => `deliver "https://hooks.example/in?token=${token}"${block ? ` { ${block} }` : ""}`;
+
+export const MISTAKES: readonly CorpusCase[] = [
+  {
+    name: "a misspelt directive in a deliver block",
+    text: `/github {\n  ${target("Qz1TokenAlpha", 'header "Authorization" "Bearer Qz1Bearer"; timout 5s')}\n}\n`,
+    secrets: ["Qz1TokenAlpha", "Qz1Bearer"],
+    subject: "route /github › deliver",
+    expected: "one of: retry, timeout, header, sign",
+    suggestion: "timeout",
+  },
+  {
+    name: "a misspelt provider",
+    text: `/gh {\n  auth hmac { provider gihub; secret raw:Qz2HmacKey }\n  ${target("Qz2Tok")}\n}\n`,
+    secrets: ["Qz2HmacKey", "Qz2Tok"],
+    subject: "route /gh › auth › hmac › provider",
+    expected: "one of github, gitea, forgejo, stripe, cituro, standard_webhooks",
+    suggestion: "github",
+  },
+  {
+    name: "a pull token without its secret source prefix",
+    text: `/pulled {\n  pull { path /pulled; auth token ghp_Qz3BareToken }\n}\n`,
+    secrets: ["ghp_Qz3BareToken"],
+    subject: "route /pulled › pull › auth",
+    expected: "a secret source env:NAME, file:PATH or raw:VALUE",
+  },
+  {
+    name: "an unset environment variable for a secret",
+    text: `/a {\n  auth token env:QZ4_UNSET_TOKEN\n  ${target("Qz4Tok")}\n}\n`,
+    secrets: ["Qz4Tok"],
+    subject: "route /a › auth › token",
+    expected: "environment variable QZ4_UNSET_TOKEN to be set",
+  },
+  {
+    name: "an unreadable secret file",
+    text: `/a {\n  auth token file:missing-token.txt\n  ${target("Qz5Tok")}\n}\n`,
+    secrets: ["Qz5Tok"],
+    subject: "route /a › auth › token",
+    expected: "a readable secret file missing-token.txt (no such file)",
+  },
+  {
+    name: "a duration with a wrong unit",
+    text: `/a {\n  ${target("Qz6Tok", "timeout 5secs")}\n}\n`,
+    secrets: ["Qz6Tok", "5secs"],
+    subject: "route /a › deliver › timeout",
+    expected: "a duration like 250ms",
+  },
+  {
+    name: "a size with a wrong unit",
+    text: `defaults { max_body 10mib }\n/a { ${target("Qz7Tok")} }\n`,
+    secrets: ["Qz7Tok", "10mib"],
+    subject: "defaults › max_body",
+    expected: "a size like 512, 64kb, 2mb or 1gb",
+  },
+  {
+    name: "yes for on",
+    text: `/a {\n  publish Qz8yes\n  ${target("Qz8Tok")}\n}\n`,
+    secrets: ["Qz8yes", "Qz8Tok"],
+    subject: "route /a › publish",
+    expected: "on or off",
+  },
+  {
+    name: "a misspelt drop policy",
+    text: `queue_limits { drop_policy drop_oldst }\n/a { ${target("Qz9Tok")} }\n`,
+    secrets: ["drop_oldst", "Qz9Tok"],
+    subject: "queue_limits › drop_policy",
+    expected: "one of reject, drop_oldest",
+    suggestion: "drop_oldest",
+  },
+  {
+    name: "a misspelt log level",
+    text: `observability { runtime_log { level warnn } }\n/a { ${target("Qz10Tok")} }\n`,
+    secrets: ["warnn", "Qz10Tok"],
+    subject: "observability › runtime_log › level",
+    expected: "one of debug, info, warn, error, off",
+    suggestion: "warn",
+  },
+  {
+    name: "a misspelt backend",
+    text: `/a {\n  queue postgress\n  ${target("Qz11Tok")}\n}\n`,
+    secrets: ["postgress", "Qz11Tok"],
+    subject: "route /a › queue",
+    expected: "one of sqlite, memory, postgres",
+    suggestion: "postgres",
+  },
+  {
+    name: "a signing secret without its prefix",
+    text: `/a {\n  ${target("Qz12Tok", "sign hmac Qz12SigningKey")}\n}\n`,
+    secrets: ["Qz12SigningKey", "Qz12Tok"],
+    subject: "route /a › deliver › sign",
+    expected: "a secret source env:NAME, file:PATH or raw:VALUE",
+  },
+  {
+    name: "a URL with a misspelt scheme",
+    text: `/a {\n  deliver "htps://qz13host.example/in?token=Qz13Tok"\n}\n`,
+    secrets: ["qz13host", "Qz13Tok"],
+    subject: "route /a › deliver",
+    expected: "an http(s) URL with a host",
+  },
+  {
+    name: "a URL carrying credentials",
+    text: `/a {\n  deliver "https://robot:Qz14Password@h.example/in"\n}\n`,
+    secrets: ["Qz14Password", "robot"],
+    subject: "route /a › deliver",
+    expected: "a URL without user:password@",
+  },
+  {
+    name: "a directive given twice",
+    text: `/a {\n  ${target("Qz15Tok", 'header "X-Key" "Qz15Key"; timeout 5s; timeout 10s')}\n}\n`,
+    secrets: ["Qz15Tok", "Qz15Key"],
+    subject: "route /a › deliver › timeout",
+    expected: "timeout at most once in this block",
+  },
+  {
+    name: "a header with an argument too many",
+    text: `/a {\n  ${target("Qz16Tok", 'header "X-Key" "Qz16Key" "Qz16Extra"')}\n}\n`,
+    secrets: ["Qz16Tok", "Qz16Key", "Qz16Extra"],
+    subject: "route /a › deliver › header",
+    expected: '2 arguments (header "Name" "value")',
+  },
+  {
+    name: "a deliver outside any route",
+    text: `${target("Qz17Tok")}\n/a { ${target("Qz17Other")} }\n`,
+    secrets: ["Qz17Tok", "Qz17Other"],
+    subject: "top level",
+    expected: "a route (/path { … }), @matcher",
+  },
+  {
+    name: "a pull block inside a deliver block",
+    text: `/a {\n  ${target("Qz18Tok", "pull { path /a }")}\n}\n`,
+    secrets: ["Qz18Tok"],
+    subject: "route /a › deliver",
+    expected: "one of: retry, timeout, header, sign",
+  },
+  {
+    name: "a password wrapped onto its own line",
+    text: `/a {\n  auth basic "admin"\n    "Qz19Password"\n  ${target("Qz19Tok")}\n}\n`,
+    secrets: ["Qz19Password", "Qz19Tok"],
+    subject: "route /a › auth › basic",
+    expected: '3 arguments (auth basic "user" "pass")',
+    errors: 2,
+  },
+  {
+    name: "a listen address without its colon",
+    text: `ingress { listen 8080 }\n/a { ${target("Qz20Tok")} }\n`,
+    secrets: ["Qz20Tok"],
+    subject: "ingress › listen",
+    expected: "a listen address like :8080",
+  },
+  {
+    name: "a header value with a newline",
+    text: `/a {\n  ${target("Qz21Tok", 'header "X-Key" "Qz21Key\\n"')}\n}\n`,
+    secrets: ["Qz21Tok", "Qz21Key"],
+    subject: "route /a › deliver › header",
+    expected: "a header value without CR, LF or NUL",
+  },
+  {
+    name: "an undefined matcher",
+    text: `/a {\n  match @qz22matcher\n  ${target("Qz22Tok")}\n}\n`,
+    secrets: ["qz22matcher", "Qz22Tok"],
+    subject: "route /a › match",
+    expected: "a matcher defined at top level",
+  },
+  {
+    name: "a misspelt auth kind",
+    text: `/a {\n  auth tokn raw:Qz23Secret\n  ${target("Qz23Tok")}\n}\n`,
+    secrets: ["Qz23Secret", "Qz23Tok"],
+    subject: "route /a › auth",
+    expected: "one of token, basic, hmac, forward",
+    suggestion: "token",
+  },
+  {
+    name: "a retry type that does not exist",
+    text: `/a {\n  ${target("Qz24Tok", "retry lineer max 5")}\n}\n`,
+    secrets: ["Qz24Tok", "lineer"],
+    subject: "route /a › deliver › retry",
+    expected: "exponential (the only retry type)",
+  },
+  {
+    name: "a misspelt retry part",
+    text: `/a {\n  ${target("Qz25Tok", "retry exponential maxx 5")}\n}\n`,
+    secrets: ["Qz25Tok", "maxx"],
+    subject: "route /a › deliver › retry",
+    expected: "one of max, base, cap, jitter",
+    suggestion: "max",
+  },
+  {
+    name: "a jitter out of range",
+    text: `/a {\n  ${target("Qz26Tok", "retry exponential jitter 1.5")}\n}\n`,
+    secrets: ["Qz26Tok", "1.5"],
+    subject: "route /a › deliver › retry",
+    expected: "a number from 0 to 1",
+  },
+  {
+    name: "an admin API on every interface without a token",
+    text: `admin_api { listen 0.0.0.0:2019 }\n/a { ${target("Qz27Tok")} }\n`,
+    secrets: ["Qz27Tok", "0.0.0.0"],
+    subject: "admin_api",
+    expected: "auth token <source>, or listen on a loopback address",
+  },
+  {
+    name: "an admin token without its prefix is reported once",
+    text: `admin_api { listen 0.0.0.0:2019; auth token Qz28AdminToken }\n/a { ${target("Qz28Tok")} }\n`,
+    secrets: ["Qz28AdminToken", "Qz28Tok"],
+    subject: "admin_api › auth",
+    expected: "a secret source env:NAME, file:PATH or raw:VALUE",
+  },
+  {
+    name: "an unknown secret_ref",
+    text: `/a {\n  auth hmac secret_ref "qz29secret"\n  ${target("Qz29Tok")}\n}\n`,
+    secrets: ["qz29secret", "Qz29Tok"],
+    subject: "route /a › auth › hmac",
+    expected: "a secret ID defined in secrets",
+  },
+  {
+    name: "an hmac block whose only secret is bad is reported once",
+    text: `/a {\n  auth hmac { provider github; secret Qz30HmacKey }\n  ${target("Qz30Tok")}\n}\n`,
+    secrets: ["Qz30HmacKey", "Qz30Tok"],
+    subject: "route /a › auth › hmac › secret",
+    expected: "a secret source env:NAME, file:PATH or raw:VALUE",
+  },
+  {
+    name: "a route whose match failed shadows nothing",
+    text: `/a {\n  match @qz31missing\n  ${target("Qz31Tok")}\n}\n/a/b { ${target("Qz31Other")} }\n`,
+    secrets: ["qz31missing", "Qz31Tok", "Qz31Other"],
+    subject: "route /a › match",
+    expected: "a matcher defined at top level",
+  },
+  {
+    name: "a tracing collector that is no URL is reported once",
+    text: `observability { tracing { enabled on; collector "qz32-collector:4318" } }\n/a { ${target("Qz32Tok")} }\n`,
+    secrets: ["qz32-collector", "Qz32Tok"],
+    subject: "observability › tracing › collector",
+    expected: "an http(s) URL",
+  },
+  {
+    name: "a var without a value",
+    text: `vars {\n  Qz33Secret\n}\n/a { ${target("Qz33Tok")} }\n`,
+    secrets: ["Qz33Secret", "Qz33Tok"],
+    subject: "vars",
+    expected: "1 argument (NAME <value>)",
+  },
+  {
+    name: "a route path without its slash",
+    text: `hooks {\n  ${target("Qz34Tok")}\n}\n`,
+    secrets: ["Qz34Tok"],
+    subject: "top level",
+    expected: "a route (/path { … })",
+    // The empty-config check does not fire: the file has a directive.
+  },
+  {
+    name: "a retry base with a wrong unit",
+    text: `defaults { deliver { retry exponential base 1sec } }\n/a { ${target("Qz35Tok")} }\n`,
+    secrets: ["Qz35Tok", "1sec"],
+    subject: "defaults › deliver › retry",
+    expected: "a duration like 250ms",
+  },
+  {
+    name: "an application label with spaces",
+    text: `/a {\n  application "qz36 label"\n  endpoint_name "push"\n  ${target("Qz36Tok")}\n}\n`,
+    secrets: ["qz36 label", "Qz36Tok"],
+    subject: "route /a › application",
+    expected: "a label of 1 to 128 characters",
+  },
+  {
+    name: "an exec env name starting with a digit",
+    text: `outbound /jobs { deliver exec "/bin/true" { env 1QZ37 Qz37Value } }\n`,
+    secrets: ["1QZ37", "Qz37Value"],
+    subject: "route /jobs › deliver › env",
+    expected: "an environment variable name",
+  },
+  {
+    name: "a named secret without its prefix",
+    text: `secrets { secret "s1" { value Qz38Signing } }\n/a { ${target("Qz38Tok", 'sign hmac secret_ref "s1"')} }\n`,
+    secrets: ["Qz38Signing", "Qz38Tok"],
+    subject: "secrets › secret › value",
+    expected: "a secret source env:NAME, file:PATH or raw:VALUE",
+  },
+  {
+    name: "a route with neither pull nor deliver",
+    text: `/a {\n  auth token raw:Qz39Token\n}\n`,
+    secrets: ["Qz39Token"],
+    subject: "route /a",
+    expected: "pull { path … } or at least one deliver target",
+  },
+  {
+    name: "a pull path without its slash",
+    text: `/a {\n  pull { path qz40path; auth token raw:Qz40Token }\n}\n`,
+    secrets: ["qz40path", "Qz40Token"],
+    subject: "route /a › pull › path",
+    expected: 'a path starting with "/"',
+  },
+  {
+    name: "a var without a value is reported once, not again where it is used",
+    text: `vars {\n  TOKEN\n}\n/a { ${target("Qz41Tok", 'header "Authorization" "Bearer {vars.TOKEN}"')} }\n`,
+    secrets: ["Qz41Tok"],
+    subject: "vars",
+    expected: "1 argument (NAME <value>)",
+  },
+  {
+    name: "a password wrapped into a directive name at top level",
+    text: `admin_api { auth token raw:Qz42\nRestOfPassword }\n`,
+    secrets: ["RestOfPassword", "raw:Qz42"],
+    subject: "admin_api",
+    expected: "one of: listen, prefix, auth, tls",
+  },
+];
