@@ -1,5 +1,6 @@
 import { createTwoFilesPatch, formatPatch, type StructuredPatch } from "diff";
 import type { DeliverTarget, Route, SpoolConfig } from "./ir.js";
+import { redactUrlPasswords, redactUrlQueryValues } from "./url-redact.js";
 
 /**
  * Past this many changed lines a line-by-line diff stops looking for the smallest one: its cost
@@ -105,7 +106,7 @@ const NAMED_VALUES = new Set(["headers", "query", "env"]);
 
 function sensitive(key: string, value: unknown): unknown {
   if (key === "password" && typeof value === "string") return "(redacted)";
-  if (typeof value === "string" && URL_PASSWORD.test(value)) return value.replace(URL_PASSWORD, "$1(redacted)@");
+  if (typeof value === "string") return redactUrlPasswords(value);
   if (NAMED_VALUES.has(key) && Array.isArray(value)) {
     return value.map((entry: unknown) =>
       Array.isArray(entry) ? [entry[0], "(redacted)"] : isRecord(entry) && "value" in entry ? { ...entry, value: "(redacted)" } : entry,
@@ -113,9 +114,6 @@ function sensitive(key: string, value: unknown): unknown {
   }
   return value;
 }
-
-/** `scheme://user:password@`: the password part. */
-const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:)[^/@\s]*@/i;
 
 function diffValues(a: unknown, b: unknown, path: string, out: ConfigChange[], key = ""): void {
   if (key === "vars" && isRecord(a) && isRecord(b)) {
@@ -230,32 +228,8 @@ function expansionMasker(...expansions: (ReadonlyMap<string, string> | undefined
       const escaped = JSON.stringify(value).slice(1, -1);
       if (escaped !== value) masked = masked.split(escaped).join(placeholder);
     }
-    return redactQueryValues(masked);
+    return redactUrlQueryValues(masked);
   };
-}
-
-/** A URL's query, wherever it appears in a change's text: up to a quote, a bracket, a fragment or a space. */
-const URL_QUERY = /([a-z][a-z0-9+.-]*:\/\/[^\s"?#\]]*\?)([^\s"#\]]*)/gi;
-
-/**
- * Query values of URLs as `(redacted)`: `?token=…` and `?key=…` carry credentials as often as a
- * URL's password does (deliver targets, forward auth). Names stay, and so does a value that is a
- * placeholder. A change only there reads the same on both sides, and says `(changed)`; a target
- * renamed only there is one `~` line.
- */
-function redactQueryValues<T extends string | undefined>(text: T): T {
-  return text?.replace(URL_QUERY, (_whole, head: string, query: string) =>
-    head +
-    query
-      .split("&")
-      .map((pair) => {
-        const eq = pair.indexOf("=");
-        if (eq < 0) return pair;
-        const value = pair.slice(eq + 1);
-        return value === "" || /^\{[^{}]*\}$/.test(value) ? pair : `${pair.slice(0, eq + 1)}(redacted)`;
-      })
-      .join("&"),
-  ) as T;
 }
 
 /**
