@@ -315,10 +315,10 @@ test("at info, a target failing until its retries run out logs each retry and on
 
 test("at info, a refusal by the egress policy is one delivery_dead warning that says which setting refused it", async () => {
   const rx = await receiver();
-  // A host name, not a literal address: the compiler refuses only what it can decide without DNS.
+  // Behind a placeholder: a literal http:// URL is refused by the compiler already.
   const url = `http://localhost:${rx.port}/hook`;
   const h = await open("info");
-  h.service.start(compile(`/hooks {\n  deliver "${url}"\n}\n`));
+  h.service.start(compile(`/hooks {\n  deliver "{env.HOOK_URL}"\n}\n`, { HOOK_URL: url }));
   await h.enqueue("evt_denied", url, "{}");
 
   await delivered(h.metrics, "dead");
