@@ -1,8 +1,9 @@
 // A deliver target the egress policy refuses whatever DNS answers is a config error, not a message
-// that goes dead with policy_denied at its first attempt (docs/delivery.md "Egress Policy"): an
-// http:// URL under https_only, a literal address a deny rule, the allow list or rebind protection
-// refuses, a host a deny rule names. What only a placeholder's value or a name's resolution decides
-// (`{env.X}`, `localhost`, `hooks.example.com`) is still decided at delivery time.
+// that goes dead with policy_denied at its first attempt (an operator validating the file should
+// learn it there, not from the DLQ; README "deliver"): an http:// URL under https_only, a literal
+// address a deny rule, the allow list or rebind protection refuses, a host a deny rule names. What
+// only a placeholder's value or a name's resolution decides (`{env.X}`, `localhost`,
+// `hooks.example.com`) is still decided at delivery time.
 import type { Arg } from "../../grammar/index.js";
 import type { CompileContext } from "../context.js";
 import { checkEgressUrl, compileEgressPolicy, type CompiledEgressPolicy, type EgressRefusal } from "../egress.js";
@@ -15,11 +16,20 @@ const EGRESS_BLOCK = "defaults { egress { … } }";
 export function checkDeliverEgress(cx: CompileContext, arg: Arg, url: string, routePath: string, policy: EgressPolicy): void {
   const written = writtenLiterally(arg.value);
   if (!written.scheme) return;
-  const refusals = certainRefusals(compileEgressPolicy(policy), url, written.host);
+  const refusals = certainRefusals(compiledOnce(policy), url, written.host);
   if (refusals.length === 0) return;
   // Shown as written: placeholders unexpanded, query values redacted (they carry credentials).
   const shown = redactUrl(arg.value.trim());
   cx.error(arg.span, `deliver: the egress policy refuses ${shown} (route ${routePath}): ${refusals.map(remedy).join("; and ")}`);
+}
+
+const compiledPolicies = new WeakMap<EgressPolicy, CompiledEgressPolicy>();
+
+/** Every target of a file meets the same policy: its rules are parsed once. */
+function compiledOnce(policy: EgressPolicy): CompiledEgressPolicy {
+  let compiled = compiledPolicies.get(policy);
+  if (!compiled) compiledPolicies.set(policy, (compiled = compileEgressPolicy(policy)));
+  return compiled;
 }
 
 /**
