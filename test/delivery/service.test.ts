@@ -343,6 +343,16 @@ test("at info, an exec program exiting 3 logs its retry and its death with the f
   assert.not.ok(text.includes("PAYLOAD-MARKER"));
 });
 
+test("at info, an exec program killed at its timeout logs the timeout with what it wrote to stderr", async () => {
+  const h = await open("info");
+  h.service.start(compile(`${localEgress}/hooks {\n  deliver exec "/bin/sh" "-c" "cat >/dev/null; echo stuck-waiting >&2; exec sleep 30" {\n    timeout 1s\n    retry exponential max 0 base 20ms cap 20ms jitter 0\n  }\n}\n`));
+  await h.enqueue("evt_exec_hang", "exec:/bin/sh", "{}");
+
+  await delivered(h.metrics, "dead");
+  const [dead] = linesNamed(h, "delivery_dead");
+  assert.equal([dead.event_id, dead.dead_reason, dead.error, dead.stderr], ["evt_exec_hang", "max_retries", "timeout after 1000 ms", "stuck-waiting\n"]);
+});
+
 test("an exec program's stderr in the log is cut at 2 KB and says so", async () => {
   const h = await open("info");
   h.service.start(compile(`${localEgress}/hooks {\n  deliver exec "/bin/sh" "-c" "cat >/dev/null; head -c 3000 /dev/zero | tr -c x x >&2; exit 3" {\n    retry exponential max 0 base 20ms cap 20ms jitter 0\n  }\n}\n`));
