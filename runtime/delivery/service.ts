@@ -68,7 +68,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): DeliveryServic
 
   function logAttempt(event: AttemptEvent): void {
     if (!log) return;
-    if (event.outcome === "retry") log.info("delivery_retry", retryFields(event));
+    if (event.outcome === "retry" && log.enabled("info")) log.info("delivery_retry", retryFields(event));
     else if (event.outcome === "dead") log.warn("delivery_dead", deadFields(event));
     if (!log.enabled("debug")) return;
     log.debug("delivery attempt", {
