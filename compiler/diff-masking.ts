@@ -1,3 +1,4 @@
+import { redactUrlQueryValues } from "./url-redact.js";
 import type { SpoolConfig } from "./ir.js";
 import { diffConfigs, type ConfigChange } from "./semantic-diff.js";
 
@@ -46,32 +47,8 @@ function expansionMasker(...expansions: (ReadonlyMap<string, string> | undefined
       const escaped = JSON.stringify(value).slice(1, -1);
       if (escaped !== value) masked = masked.split(escaped).join(placeholder);
     }
-    return redactQueryValues(masked);
+    return redactUrlQueryValues(masked);
   };
-}
-
-/** A URL's query, wherever it appears in a change's text: up to a quote, a bracket, a fragment or a space. */
-const URL_QUERY = /([a-z][a-z0-9+.-]*:\/\/[^\s"?#\]]*\?)([^\s"#\]]*)/gi;
-
-/**
- * Query values of URLs as `(redacted)`: `?token=…` and `?key=…` carry credentials as often as a
- * URL's password does (deliver targets, forward auth). Names stay, and so does a value that is a
- * placeholder. A change only there reads the same on both sides, and says `(changed)`; a target
- * renamed only there is one `~` line.
- */
-function redactQueryValues<T extends string | undefined>(text: T): T {
-  return text?.replace(URL_QUERY, (_whole, head: string, query: string) =>
-    head +
-    query
-      .split("&")
-      .map((pair) => {
-        const eq = pair.indexOf("=");
-        if (eq < 0) return pair;
-        const value = pair.slice(eq + 1);
-        return value === "" || /^\{[^{}]*\}$/.test(value) ? pair : `${pair.slice(0, eq + 1)}(redacted)`;
-      })
-      .join("&"),
-  ) as T;
 }
 
 /**

@@ -1,10 +1,10 @@
 // How `config diff --semantic` prints a value: as the Spoolfile writes it (`5s`, `2mb`, `on`), and
 // never a credential. Secret values, basic-auth passwords, header/query/env values, vars values and
 // a URL's password are compared but print as `(redacted)`; a secret source prints by its name.
+import { redactUrlPasswords } from "./url-redact.js";
 import type { ValueKind } from "./diff-names.js";
 
 /** `scheme://user:password@`: the password part. */
-const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:)[^/@\s]*@/i;
 const REDACTED = "(redacted)";
 const NOT_SET = "(not set)";
 
@@ -26,7 +26,7 @@ export function formatValue(kind: ValueKind, value: unknown): string {
     case "listen":
       return (value as { address: string }).address;
     case "words":
-      return listOf(value, (item) => withoutUrlPassword(String(item)));
+      return listOf(value, (item) => redactUrlPasswords(String(item)));
     case "strings":
       return listOf(value, (item) => quote(String(item)));
     case "output":
@@ -88,12 +88,7 @@ export function formatSize(bytes: number): string {
 }
 
 function quote(text: string): string {
-  return JSON.stringify(withoutUrlPassword(text));
-}
-
-/** A URL's password as `(redacted)`: a tracing collector's or proxy's `user:pass@`. */
-function withoutUrlPassword(text: string): string {
-  return text.replace(URL_PASSWORD, `$1${REDACTED}@`);
+  return JSON.stringify(redactUrlPasswords(text));
 }
 
 function listOf(value: unknown, item: (entry: unknown) => string): string {

@@ -42,6 +42,7 @@ export const DIAGNOSTIC_SENTENCES = {
   route_conflict: "routes conflict",
   listener_conflict: "listeners conflict",
   missing_token: "no token configured",
+  egress_denied_target: "the egress policy refuses this deliver target",
 } as const;
 
 export type DiagnosticCode = keyof typeof DIAGNOSTIC_SENTENCES;

@@ -6,6 +6,7 @@ import type { Backend, ChannelKind, Defaults, DeliverTarget, MatchCriteria, Name
 import { decodeBool, decodeLabel, decodeOneOf, decodePath, decodeSecretSource, expectArgs, expectNoBlock, singleArgOf } from "../values.js";
 import { compileRateLimit } from "./apis.js";
 import { compileDeliver } from "./deliver.js";
+import { checkDeliverEgress } from "./deliver-egress.js";
 import { compileMatchBlock, emptyCriteria, hasCriteria, mergeCriteria } from "./matcher.js";
 import { RouteAuthBuilder } from "./route-auth.js";
 
@@ -161,6 +162,7 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
         deliverCount++;
         const target = compileDeliver(cx, x, globals.defaults, globals.secrets);
         if (!target) return;
+        if (target.kind === "http") checkDeliverEgress(cx, x.args[0], target.url, path ?? pathArg.value, globals.defaults.egress);
         if (targets.some((t) => t.target === target.target)) cx.error(spanOf(x), "duplicate_directive", "each deliver target once per route", `deliver: target ${target.target} is listed twice on this route`, { found: target.target });
         else targets.push(target);
       },

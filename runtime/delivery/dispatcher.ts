@@ -58,7 +58,9 @@ export interface DispatcherConfig {
 export interface AttemptEvent extends AttemptRecord {
   readonly kind: "http" | "exec";
   readonly durationMs: number;
-  /** Exec only: bounded program output, for debug logging. */
+  /** A retry: when the message is due again (the clock's now at settlement plus the backoff). */
+  readonly nextAttemptAtMs?: number;
+  /** Exec only: bounded program output, for logging. */
   readonly output?: { readonly stdout: string; readonly stderr: string; readonly truncated: boolean };
 }
 
@@ -295,7 +297,16 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
     // delivered again, with its attempt recorded then (at-least-once). A failed settlement likewise
     // leaves the lease to expire. Deliveries finishing together still share commits: the store
     // queue groups their records, then their settlements.
-    const reportAttempt = () => deps.observer?.onAttempt?.({ ...attemptRecord, kind: settings.kind, durationMs: deps.clock.now() - startedMs, ...(output ? { output } : {}) });
+    const settledMs = deps.clock.now();
+    const nextAttemptAtMs = record.outcome === "retry" ? settledMs + record.delayMs : undefined;
+    const reportAttempt = () =>
+      deps.observer?.onAttempt?.({
+        ...attemptRecord,
+        kind: settings.kind,
+        durationMs: settledMs - startedMs,
+        ...(nextAttemptAtMs !== undefined ? { nextAttemptAtMs } : {}),
+        ...(output ? { output } : {}),
+      });
     try {
       await deps.queue.recordAttempt(attemptRecord);
     } catch (error) {

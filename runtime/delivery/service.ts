@@ -2,9 +2,10 @@
 // counted in spool_delivery_* and logged. Start it after the store opens, reconfigure it on every
 // reload, stop it before the store closes.
 import type { SpoolConfig } from "../../compiler/ir.js";
+import { redactUrl } from "../../compiler/url-redact.js";
 import type { Clock } from "../clock.js";
 import { recordDead, type SpoolMetrics } from "../observability/metrics.js";
-import type { RuntimeLogger } from "../observability/log.js";
+import type { LogFields, RuntimeLogger } from "../observability/log.js";
 import type { Store } from "../store/store.js";
 import { createDispatcher, type AttemptEvent, type DeliveryDispatcher, type DispatcherDeps, type StopReport } from "./dispatcher.js";
 import { dispatcherConfigFromIr } from "./from-ir.js";
@@ -66,18 +67,20 @@ export function createDeliveryService(deps: DeliveryServiceDeps): DeliveryServic
   }
 
   function logAttempt(event: AttemptEvent): void {
-    if (!log?.enabled("debug")) return;
+    if (!log) return;
+    if (event.outcome === "retry" && log.enabled("info")) log.info("delivery_retry", retryFields(event));
+    else if (event.outcome === "dead") log.warn("delivery_dead", deadFields(event));
+    if (!log.enabled("debug")) return;
     log.debug("delivery attempt", {
       route: event.route,
-      target: event.target,
+      target: redactUrl(event.target),
       event_id: event.eventId,
       attempt: event.attempt,
       outcome: event.outcome,
-      ...(event.statusCode !== undefined ? { status_code: event.statusCode } : {}),
-      ...(event.error !== undefined ? { error: event.error } : {}),
+      ...failureFields(event),
       ...(event.deadReason !== undefined ? { dead_reason: event.deadReason } : {}),
       duration_ms: event.durationMs,
-      // Exec output is bounded by the deliverer; it is for debugging a program, never above debug.
+      // Exec output is bounded by the deliverer; stdout is for debugging a program, never above debug.
       ...(event.output ? { stdout: event.output.stdout, stderr: event.output.stderr, output_truncated: event.output.truncated } : {}),
     });
   }
@@ -96,7 +99,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): DeliveryServic
             logAttempt(event);
           },
           onError(error, context) {
-            log?.warn("delivery loop error", { ...context, error: error instanceof Error ? error.message : String(error) });
+            log?.warn("delivery loop error", { ...context, target: redactUrl(context.target), error: redactUrl(error instanceof Error ? error.message : String(error)) });
           },
         },
       });
@@ -120,4 +123,50 @@ export function createDeliveryService(deps: DeliveryServiceDeps): DeliveryServic
       return dispatcher?.inFlight() ?? { total: 0, byTarget: {} };
     },
   };
+}
+
+/** How much of a failed program's stderr a retry or dead line carries. */
+export const LOGGED_STDERR_BYTES = 2048;
+
+/** One line per retry (info): which message is retried, why, and when it is due again. */
+function retryFields(event: AttemptEvent): LogFields {
+  return {
+    route: event.route,
+    target: redactUrl(event.target),
+    event_id: event.eventId,
+    attempt: event.attempt,
+    ...failureFields(event),
+    ...(event.nextAttemptAtMs !== undefined ? { next_attempt_at: new Date(event.nextAttemptAtMs).toISOString() } : {}),
+    ...stderrFields(event),
+  };
+}
+
+/** One line per message that went dead (warn): after how many attempts, why, and its last error or status. */
+function deadFields(event: AttemptEvent): LogFields {
+  return {
+    route: event.route,
+    target: redactUrl(event.target),
+    event_id: event.eventId,
+    attempts: event.attempt,
+    dead_reason: event.deadReason,
+    ...failureFields(event),
+    ...stderrFields(event),
+  };
+}
+
+/** The attempt's status and error; a URL the error quotes (a redirect location) shows no password or query values. */
+function failureFields(event: AttemptEvent): LogFields {
+  return {
+    ...(event.statusCode !== undefined ? { status_code: event.statusCode } : {}),
+    ...(event.error !== undefined ? { error: redactUrl(event.error) } : {}),
+  };
+}
+
+/** A failed program's stderr, its first LOGGED_STDERR_BYTES, as one field (never as lines of the log). */
+function stderrFields(event: AttemptEvent): LogFields {
+  const stderr = event.output?.stderr;
+  if (!stderr) return {};
+  const bytes = Buffer.from(stderr, "utf8");
+  if (bytes.length <= LOGGED_STDERR_BYTES) return { stderr };
+  return { stderr: bytes.subarray(0, LOGGED_STDERR_BYTES).toString("utf8"), stderr_truncated: true };
 }

@@ -40,15 +40,24 @@ let secure: { spool: SpoolProcess; base: ReturnType<typeof urls> };
 defaults.before(async () => {
   v4 = await startReceiver("127.0.0.1");
   v6 = await startReceiver("::1");
-  // https:// targets, so it is the address rule (not https_only) that must refuse them.
+  // https:// targets, so it is the address rule (not https_only) that must refuse them. Each URL
+  // comes through a placeholder: a literal one the policy refuses is a compile error
+  // (test/compiler/deliver-egress.test.ts), and these test the refusal at delivery time.
   secure = await startSpool(
     "defaults",
     `
-/hooks/loopback { deliver "https://127.0.0.1:${v4.port}/in" }
-/hooks/plain { deliver "${v4.url("/in")}" }
-/hooks/metadata { deliver "https://169.254.169.254/latest/meta-data/" }
-/hooks/ipv6-loopback { deliver "https://[::1]:${v6.port}/in" }
-/hooks/ipv4-mapped { deliver "https://[::ffff:127.0.0.1]:${v4.port}/in" }
+vars {
+  LOOPBACK "https://127.0.0.1:${v4.port}/in"
+  PLAIN "${v4.url("/in")}"
+  METADATA "https://169.254.169.254/latest/meta-data/"
+  IPV6_LOOPBACK "https://[::1]:${v6.port}/in"
+  IPV4_MAPPED "https://[::ffff:127.0.0.1]:${v4.port}/in"
+}
+/hooks/loopback { deliver "{vars.LOOPBACK}" }
+/hooks/plain { deliver "{vars.PLAIN}" }
+/hooks/metadata { deliver "{vars.METADATA}" }
+/hooks/ipv6-loopback { deliver "{vars.IPV6_LOOPBACK}" }
+/hooks/ipv4-mapped { deliver "{vars.IPV4_MAPPED}" }
 /hooks/localhost { deliver "https://localhost:${v4.port}/in" }
 `,
   );
@@ -82,10 +91,20 @@ defaults("a loopback IP target is refused by dns_rebind_protection", async () =>
   assertNoConnection();
 });
 
-defaults("a plain http target is refused by https_only", async () => {
+defaults("a plain http target is refused by https_only, and the runtime log says so at its default level", async () => {
   const attempt = await deniedAttempt("/hooks/plain");
   assert.match(attempt.error ?? "", /https_only is on/);
   assertNoConnection();
+  await secure.spool.waitForOutput('"msg":"delivery_dead"');
+  const dead = secure.spool
+    .output()
+    .split("\n")
+    .filter((line) => line.includes('"msg":"delivery_dead"'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .find((line) => line.route === "/hooks/plain");
+  assert.ok(dead, "a delivery_dead line for /hooks/plain");
+  assert.equal([dead.level, dead.target, dead.attempts, dead.dead_reason], ["warn", v4.url("/in"), 1, "policy_denied"]);
+  assert.match(String(dead.error), /https_only is on/);
 });
 
 defaults("the link-local metadata address 169.254.169.254 is refused", async () => {
@@ -135,9 +154,13 @@ defaults {
     https_only off
   }
 }
+vars {
+  # Through a placeholder, so the refusal is tested at delivery (a literal one is a compile error).
+  IPV6 "${v6.url("/in")}"
+}
 /hooks/allowed { deliver "${receiver.url("/allowed")}" }
 /hooks/redirect { deliver "${receiver.url("/redirect")}" }
-/hooks/ipv6 { deliver "${v6.url("/in")}" }
+/hooks/ipv6 { deliver "{vars.IPV6}" }
 /hooks/slow {
   deliver "${receiver.url("/slow")}" {
     timeout 300ms

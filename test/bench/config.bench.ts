@@ -9,7 +9,7 @@ function generateSpoolfile(routes: number): string {
     "# generated: 5,000 routes of every kind",
     "ingress { listen :8080; rate_limit { rps 500; burst 1000 } }",
     "pull_api { listen :9443; prefix /pull; auth token raw:global; max_lease_ttl 5m; max_wait 30s }",
-    "defaults { egress { https_only off }; deliver { retry exponential max 5 base 1s cap 1m jitter 0.1; timeout 5s } }",
+    "defaults { egress { https_only off; dns_rebind_protection off }; deliver { retry exponential max 5 base 1s cap 1m jitter 0.1; timeout 5s } }",
     "secrets { secret \"s1\" { value raw:k1 } }",
     "@json { header \"Content-Type\" \"application/json\" }",
   ];

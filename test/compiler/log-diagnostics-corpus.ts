@@ -320,4 +320,11 @@ export const MISTAKES: readonly CorpusCase[] = [
     subject: "admin_api",
     expected: "one of: listen, prefix, auth, tls",
   },
+  {
+    name: "a plain-http target under the default egress policy",
+    text: `/a {\n  deliver "http://127.0.0.1:17001/hook?token=Qz90EgressTok"\n}\n`,
+    secrets: ["Qz90EgressTok", "17001"],
+    subject: "route /a › deliver",
+    expected: "an https:// target while egress https_only is on (or https_only off); and a public address while egress dns_rebind_protection is on (or an allow rule naming it)",
+  },
 ];

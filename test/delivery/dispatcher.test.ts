@@ -209,6 +209,31 @@ loop("a policy refusal is dead with policy_denied and never reaches the receiver
   }
 });
 
+loop("a retry's event says when the message is due again: the clock's now at settlement plus the delay it was nacked with", async () => {
+  const receiver = await startReceiver((_req, res) => res.writeHead(503).end());
+  const queue = new FakeQueue();
+  const target = httpTarget(receiver, { retry: { ...fastRetry, maxRetries: 1 } });
+  queue.enqueue("/orders", target.target, "evt_due", "x");
+  const events: AttemptEvent[] = [];
+  const frozenNow = 1_700_000_000_000;
+  const dispatcher = createDispatcher(
+    { routes: [{ route: "/orders", concurrency: 1, targets: [target] }], egress: localEgress },
+    { queue, clock: { now: () => frozenNow, sleep: systemClock.sleep }, random: () => 0.5, observer: { onAttempt: (e) => events.push(e) } },
+  );
+  dispatcher.start();
+  try {
+    await waitFor(() => events.length === 2, "two attempts");
+    const [retry, dead] = events;
+    const [nack] = queue.get("evt_due").nacks;
+    assert.ok(nack && "delayMs" in nack);
+    assert.equal([retry.outcome, retry.nextAttemptAtMs], ["retry", frozenNow + nack.delayMs]);
+    assert.equal([dead.outcome, dead.nextAttemptAtMs], ["dead", undefined]);
+  } finally {
+    await dispatcher.stop({ drainMs: 1_000 });
+    await receiver.close();
+  }
+});
+
 loop("the observer sees every attempt with its outcome and dead reason", async () => {
   const receiver = await startReceiver((req, res) => res.writeHead(req.body.toString() === "ok" ? 200 : req.body.toString() === "bad" ? 404 : 500).end());
   const queue = new FakeQueue();

@@ -11,7 +11,7 @@ import {
   type EgressPolicy,
   type ResolveHost,
 } from "../../runtime/delivery/egress.js";
-import { cidrContains, classifyIp, formatIp, parseCidr, parseIp } from "../../runtime/delivery/ip.js";
+import { cidrContains, classifyIp, formatIp, parseCidr, parseIp } from "../../compiler/ip.js";
 import { deliverHttp } from "../../runtime/delivery/push.js";
 import { startReceiver } from "./helpers.js";
 import { DEFAULTS } from "../../compiler/defaults.js";
@@ -176,7 +176,7 @@ decide("an IP-literal URL is judged by its address up front", () => {
 decide("malformed rules are refused", () => {
   assert.throws(() => parseEgressRule("bad host!"));
   assert.throws(() => parseEgressRule("10.0.0.0/40"));
-  assert.equal(parseEgressRule("*.Example.com"), { kind: "host", host: "example.com", subdomains: true });
+  assert.equal(parseEgressRule("*.Example.com"), { kind: "host", host: "example.com", subdomains: true, text: "*.Example.com" });
 });
 
 decide.run();

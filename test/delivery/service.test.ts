@@ -41,13 +41,13 @@ interface Harness {
   readonly service: DeliveryService;
   readonly metrics: SpoolMetrics;
   readonly dir: string;
-  /** Runtime log lines (debug and up), parsed. */
+  /** Runtime log lines (at the harness's level and up, debug unless told), parsed. */
   readonly logLines: Record<string, unknown>[];
   enqueue(id: string, target: string, body: string | Buffer, headers?: Record<string, string>): Promise<void>;
   close(): Promise<void>;
 }
 
-async function harness(): Promise<Harness> {
+async function harness(logLevel: "debug" | "info" = "debug"): Promise<Harness> {
   const temp = makeTempDir("delivery-service");
   const store = await openStore({ backend: "sqlite", sqlitePath: join(temp.path, "spool.db") }, { clock: systemClock });
   const metrics = createMetrics({
@@ -58,7 +58,7 @@ async function harness(): Promise<Harness> {
   });
   const logLines: Record<string, unknown>[] = [];
   const log = createRuntimeLogger({
-    level: "debug",
+    level: logLevel,
     output: { kind: "stderr" },
     clock: systemClock,
     sink: { write: (line) => void logLines.push(JSON.parse(line)), close: async () => {} },
@@ -120,8 +120,8 @@ async function receiver(handler?: Parameters<typeof startReceiver>[0]): Promise<
   receivers.push(r);
   return r;
 }
-async function open(): Promise<Harness> {
-  const h = await harness();
+async function open(logLevel?: "debug" | "info"): Promise<Harness> {
+  const h = await harness(logLevel);
   harnesses.push(h);
   return h;
 }
@@ -258,6 +258,109 @@ test("exec target gets the payload bytes on stdin and the Spool environment", as
   const logged = h.logLines.find((line) => line.msg === "delivery attempt" && line.event_id === "evt_exec");
   assert.ok(logged, "the attempt is logged");
   assert.equal([logged.level, logged.component, logged.outcome, logged.stdout], ["debug", "delivery", "acked", "said-hello\n"]);
+});
+
+/** The harness's log lines named `msg`. */
+function linesNamed(h: Harness, msg: string): Record<string, unknown>[] {
+  return h.logLines.filter((line) => line.msg === msg);
+}
+
+/** An RFC 3339 UTC timestamp as toISOString writes it. */
+function isRfc3339(value: unknown): boolean {
+  return typeof value === "string" && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(value) && new Date(value).toISOString() === value;
+}
+
+test("at info, a 500 then 200 logs one delivery_retry line with the status and the next attempt time; no payload, header value or query value", async () => {
+  const rx = await receiver((_req, res, index) => {
+    res.statusCode = index === 0 ? 500 : 200;
+    res.end();
+  });
+  const url = `${rx.url}/in?token=s3cr3t-query-value&plain=`;
+  const h = await open("info");
+  h.service.start(compile(`${localEgress}/hooks {\n  deliver "${url}" {\n    ${fastRetry}\n    header "X-Custom" "header-value-secret"\n  }\n}\n`));
+  await h.enqueue("evt_logged_retry", url, '{"payload":"PAYLOAD-MARKER"}', { "Content-Type": "application/json", "X-Stored": "stored-header-value" });
+
+  await delivered(h.metrics, "acked");
+  const retries = linesNamed(h, "delivery_retry");
+  assert.equal(retries.length, 1);
+  const [retry] = retries;
+  assert.equal(
+    [retry.level, retry.component, retry.route, retry.target, retry.event_id, retry.attempt, retry.status_code, retry.error],
+    ["info", "delivery", "/hooks", `${rx.url}/in?token=(redacted)&plain=`, "evt_logged_retry", 1, 500, "status 500"],
+  );
+  assert.ok(isRfc3339(retry.next_attempt_at), String(retry.next_attempt_at));
+  assert.equal(linesNamed(h, "delivery_dead"), []);
+  assert.equal(linesNamed(h, "delivery attempt"), [], "per-attempt lines stay at debug");
+  const text = JSON.stringify(h.logLines);
+  for (const hidden of ["s3cr3t-query-value", "PAYLOAD-MARKER", "header-value-secret", "stored-header-value"]) assert.not.ok(text.includes(hidden), hidden);
+});
+
+test("at info, a target failing until its retries run out logs each retry and one delivery_dead warning with attempts, reason and last status", async () => {
+  const rx = await receiver((_req, res) => {
+    res.statusCode = 503;
+    res.end("down");
+  });
+  const h = await open("info");
+  h.service.start(compile(`${localEgress}/hooks {\n  deliver "${rx.url}" {\n    retry exponential max 2 base 20ms cap 40ms jitter 0\n  }\n}\n`));
+  await h.enqueue("evt_logged_dead", rx.url, "{}");
+
+  await delivered(h.metrics, "dead");
+  assert.equal(linesNamed(h, "delivery_retry").map((line) => [line.attempt, line.status_code]), [[1, 503], [2, 503]]);
+  const dead = linesNamed(h, "delivery_dead");
+  assert.equal(
+    dead.map((line) => [line.level, line.route, line.target, line.event_id, line.attempts, line.dead_reason, line.status_code, line.error]),
+    [["warn", "/hooks", rx.url, "evt_logged_dead", 3, "max_retries", 503, "status 503"]],
+  );
+});
+
+test("at info, a refusal by the egress policy is one delivery_dead warning that says which setting refused it", async () => {
+  const rx = await receiver();
+  // Behind a placeholder: a literal http:// URL is refused by the compiler already.
+  const url = `http://localhost:${rx.port}/hook`;
+  const h = await open("info");
+  h.service.start(compile(`/hooks {\n  deliver "{env.HOOK_URL}"\n}\n`, { HOOK_URL: url }));
+  await h.enqueue("evt_denied", url, "{}");
+
+  await delivered(h.metrics, "dead");
+  const dead = linesNamed(h, "delivery_dead");
+  assert.equal(dead.map((line) => [line.event_id, line.attempts, line.dead_reason]), [["evt_denied", 1, "policy_denied"]]);
+  assert.match(String(dead[0].error), /https_only is on/);
+  assert.equal(rx.requests.length, 0);
+});
+
+test("at info, an exec program exiting 3 logs its retry and its death with the first bytes of its stderr as a field", async () => {
+  const h = await open("info");
+  h.service.start(compile(`${localEgress}/hooks {\n  deliver exec "/bin/sh" "-c" "cat >/dev/null; echo said-on-stdout; echo went-wrong-on-stderr >&2; exit 3" {\n    retry exponential max 1 base 20ms cap 20ms jitter 0\n  }\n}\n`));
+  await h.enqueue("evt_exec_fail", "exec:/bin/sh", "PAYLOAD-MARKER");
+
+  await delivered(h.metrics, "dead");
+  const [retry] = linesNamed(h, "delivery_retry");
+  assert.equal([retry.target, retry.attempt, retry.error, retry.stderr], ["exec:/bin/sh", 1, "exit code 3", "went-wrong-on-stderr\n"]);
+  const [dead] = linesNamed(h, "delivery_dead");
+  assert.equal([dead.attempts, dead.dead_reason, dead.error, dead.stderr, dead.stderr_truncated], [2, "max_retries", "exit code 3", "went-wrong-on-stderr\n", undefined]);
+  const text = JSON.stringify(h.logLines);
+  assert.not.ok(text.includes("said-on-stdout"), "stdout stays at debug");
+  assert.not.ok(text.includes("PAYLOAD-MARKER"));
+});
+
+test("at info, an exec program killed at its timeout logs the timeout with what it wrote to stderr", async () => {
+  const h = await open("info");
+  h.service.start(compile(`${localEgress}/hooks {\n  deliver exec "/bin/sh" "-c" "cat >/dev/null; echo stuck-waiting >&2; exec sleep 30" {\n    timeout 1s\n    retry exponential max 0 base 20ms cap 20ms jitter 0\n  }\n}\n`));
+  await h.enqueue("evt_exec_hang", "exec:/bin/sh", "{}");
+
+  await delivered(h.metrics, "dead");
+  const [dead] = linesNamed(h, "delivery_dead");
+  assert.equal([dead.event_id, dead.dead_reason, dead.error, dead.stderr], ["evt_exec_hang", "max_retries", "timeout after 1000 ms", "stuck-waiting\n"]);
+});
+
+test("an exec program's stderr in the log is cut at 2 KB and says so", async () => {
+  const h = await open("info");
+  h.service.start(compile(`${localEgress}/hooks {\n  deliver exec "/bin/sh" "-c" "cat >/dev/null; head -c 3000 /dev/zero | tr -c x x >&2; exit 3" {\n    retry exponential max 0 base 20ms cap 20ms jitter 0\n  }\n}\n`));
+  await h.enqueue("evt_exec_loud", "exec:/bin/sh", "{}");
+
+  await delivered(h.metrics, "dead");
+  const [dead] = linesNamed(h, "delivery_dead");
+  assert.equal([dead.stderr, dead.stderr_truncated], ["x".repeat(2048), true]);
 });
 
 test("reconfigure to a new target URL delivers new messages there and stops draining the old target", async () => {

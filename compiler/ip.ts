@@ -1,4 +1,5 @@
-// IP address parsing, classification and CIDR matching for the egress policy. Pure.
+// IP address parsing, classification and CIDR matching for the egress policy. Pure; the compiler
+// refuses a literal target address the policy would deny, and the runtime decides on resolved ones.
 // Addresses are canonicalised first: an IPv4-mapped IPv6 address (::ffff:127.0.0.1, ::ffff:7f00:1)
 // is its IPv4 address, so a denied IPv4 range cannot be reached by spelling it as IPv6.
 import { isIPv4, isIPv6 } from "node:net";
