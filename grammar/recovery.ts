@@ -8,9 +8,10 @@ import { Comment, LCurly, Newline, QuotedString, RCurly, UnterminatedString, Wor
 // deeper than the line holding its `{`. There a `}` is put back (a zero-width token the parser
 // reports as an unclosed block), so everything after it parses as written.
 //
-// Only blocks whose body is indented deeper than their `{` line are judged by indentation, and only
-// in files whose braces do not balance; the recovery is kept only when it reports no more brace
-// errors than plain matching would, so files laid out any other way get the plain diagnostics.
+// Only blocks whose body is indented deeper than their `{` line are judged by indentation, and the
+// recovery is kept only when it reports no more brace errors than plain matching would, so files
+// laid out any other way get the plain diagnostics. A file whose braces balance is never judged:
+// every `}` put back there would leave a real one stray.
 
 /** What the parser says about a `}` put back by the recovery. */
 export interface RestoredClose {
@@ -45,6 +46,7 @@ const TAB_WIDTH = 4;
 /** The token stream with each `}` the indentation says is missing put back, or null if none is. */
 export function restoreMissingCloses(tokens: readonly IToken[], text: string): Recovered | null {
   const plainErrors = braceErrors(tokens);
+  // Not only quicker: the check below would refuse any recovery of a balanced file anyway.
   if (plainErrors === 0) return null;
   const plan = planCloses(tokens, text);
   if (plan.closes.length === 0 || plan.errors > plainErrors) return null;
