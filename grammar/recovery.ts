@@ -30,8 +30,11 @@ interface OpenBlock {
   readonly index: number;
   /** Indentation of the line holding the `{`. */
   readonly indent: number;
-  /** Decided by the block's first body line: indented deeper than the `{` line, or not. */
-  body: "unknown" | "indented" | "flat";
+  /**
+   * Decided by the block's first body line: indented deeper than the `{` line, or not; or the body
+   * starts on the `{` line itself (`match { query_exists x`).
+   */
+  body: "unknown" | "indented" | "flat" | "same-line";
 }
 
 interface PlannedClose {
@@ -70,18 +73,21 @@ function planCloses(tokens: readonly IToken[], text: string): { closes: PlannedC
   const closes: PlannedClose[] = [];
   let strays = 0;
   let lineIndent = 0;
+  // A block whose body starts on its `{` line, or that has no body line yet, shows no indentation of
+  // its own: it is judged by indentation only in a file that shows it is indented.
+  const fileIndented = showsIndentation(tokens, text);
   for (let k = 0; k < tokens.length; k++) {
     const token = tokens[k];
     if (startsIndentedLine(tokens, k)) {
       lineIndent = indentOf(text, token.startOffset);
-      const ended = endedBlocks(stack, token, lineIndent);
+      const ended = endedBlocks(stack, token, lineIndent, fileIndented);
       for (let n = 0; n < ended; n++) {
         const block = stack.pop()!;
         closes.push({ before: closingPoint(tokens, text, k, block), opener: block.index, nextLine: token.startLine! });
       }
       noteBody(stack.at(-1), token, lineIndent);
     }
-    if (token.tokenType === LCurly) stack.push({ index: k, indent: lineIndent, body: "unknown" });
+    if (token.tokenType === LCurly) stack.push({ index: k, indent: lineIndent, body: bodyOnOpeningLine(tokens, k) ? "same-line" : "unknown" });
     else if (token.tokenType === RCurly && stack.pop() === undefined) strays++;
   }
   return { closes, errors: closes.length + strays + stack.length };
@@ -102,12 +108,13 @@ function startsLine(tokens: readonly IToken[], k: number): boolean {
  * without their `}`. A statement ends every indented block whose `{` line is indented as much or
  * more; a `}` ends those above the block whose `{` line is at exactly its indentation, if there is one.
  */
-function endedBlocks(stack: readonly OpenBlock[], token: IToken, indent: number): number {
+function endedBlocks(stack: readonly OpenBlock[], token: IToken, indent: number, fileIndented: boolean): number {
   let ended = 0;
   for (let i = stack.length - 1; i >= 0; i--) {
     const block = stack[i];
     if (token.tokenType === RCurly && block.indent === indent) return ended;
-    if (block.body !== "indented" || block.indent < indent) break;
+    const judged = block.body === "indented" || (fileIndented && block.body !== "flat");
+    if (!judged || block.indent < indent) break;
     ended++;
   }
   return token.tokenType === RCurly ? 0 : ended;
@@ -117,6 +124,27 @@ function endedBlocks(stack: readonly OpenBlock[], token: IToken, indent: number)
 function noteBody(block: OpenBlock | undefined, token: IToken, indent: number): void {
   if (!block || block.body !== "unknown" || token.tokenType === RCurly) return;
   block.body = indent > block.indent ? "indented" : "flat";
+}
+
+/** Some line ending with `{` is followed by a statement indented deeper than it. */
+function showsIndentation(tokens: readonly IToken[], text: string): boolean {
+  let lineIndent = 0;
+  let openerIndent: number | null = null;
+  for (let k = 0; k < tokens.length; k++) {
+    const token = tokens[k];
+    if (startsIndentedLine(tokens, k)) {
+      lineIndent = indentOf(text, token.startOffset);
+      if (openerIndent !== null && token.tokenType !== RCurly && lineIndent > openerIndent) return true;
+    }
+    if (token.tokenType !== Newline && token.tokenType !== Comment) openerIndent = token.tokenType === LCurly ? lineIndent : null;
+  }
+  return false;
+}
+
+/** A statement follows the `{` at `k` on its own line. */
+function bodyOnOpeningLine(tokens: readonly IToken[], k: number): boolean {
+  const next = tokens[k + 1]?.tokenType;
+  return next !== undefined && next !== Newline && next !== Comment && next !== RCurly;
 }
 
 /**
