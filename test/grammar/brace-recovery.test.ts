@@ -4,7 +4,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { compileSpoolfile, formatText } from "../../compiler/index.js";
-import { directivesOf, parseSpoolfile, printTree, renderDiagnostic, sortDiagnostics, type Directive } from "../../grammar/index.js";
+import { directivesOf, parseSpoolfile, printTree, renderDiagnostic, sortDiagnostics, type Directive, type Item, type Span } from "../../grammar/index.js";
+import { fmtCases, parseRepoFile } from "../helpers/spoolfile-corpus.js";
 
 function errorsOf(text: string): string[] {
   return sortDiagnostics(parseSpoolfile(text, "t.spool").diagnostics).map(renderDiagnostic);
@@ -108,6 +109,18 @@ lost("comments at the block's indentation or less before the next line stay outs
   assertShapedAs(broken, lines("/a {", "  pull {", "    path /a", "  }", "  # about /a", "}", "", "# about /b", "/b {", "  pull { path /b }", "}"));
 });
 
+lost("in an indented file, a block whose body starts on its '{' line is judged by the next line too", () => {
+  const broken = lines("/a {", "  match { query_exists debug; remote_ip 10.0.0.0/8", "  pull { path /a }", "}");
+  assert.equal(errorsOf(broken), [lostClose(2, 9, "match", 3)]);
+  assertShapedAs(broken, lines("/a {", "  match { query_exists debug; remote_ip 10.0.0.0/8 }", "  pull { path /a }", "}"));
+});
+
+lost("in an indented file, an empty block that lost its '}' ends before the next line at its indentation", () => {
+  const broken = lines("ingress {", "", "pull_api {", "  listen :1", "}");
+  assert.equal(errorsOf(broken), [lostClose(1, 9, "ingress", 3)]);
+  assertShapedAs(broken, lines("ingress {", "}", "", "pull_api {", "  listen :1", "}"));
+});
+
 lost("a '}' indented between two open blocks' levels closes the innermost, as brace matching reads it", () => {
   const broken = lines("/a {", "  deliver http://x {", "    timeout 5s", " }", "/b {", "  pull { path /b }", "}");
   assert.equal(errorsOf(broken), [lostClose(1, 4, "/a", 5)]);
@@ -128,6 +141,36 @@ lost("the tree stays true to the text: the block has no '}' and ends at its last
   assert.is(observed.slice(deliver.span.offset, deliver.span.endOffset), "deliver https://example.com/hook {\n    timeout 5s");
   assert.ok(route.block!.close !== null, "the route keeps the '}' that is really its own");
   assert.is(formatText(observed, "t.spool").ok, false);
+});
+
+/** Every block in `items` with the line of its `}`. */
+function closedBlocks(items: readonly Item[]): { open: Span; closeLine: number }[] {
+  return directivesOf(items).flatMap((d) => (d.block?.close ? [{ open: d.block.open, closeLine: d.block.close.line }, ...closedBlocks(d.block.items)] : []));
+}
+
+lost("in every formatted corpus file, deleting any one '}' line is one error at its block, and the rest parses as written", () => {
+  let restoredCount = 0;
+  for (const c of fmtCases()) {
+    const source = parseRepoFile(c.inputFile);
+    if (!source.parsed || source.diagnostics.length > 0) continue;
+    const canonical = printTree(source.parsed.tree);
+    const canonicalLines = canonical.split("\n");
+    for (const block of closedBlocks(parseSpoolfile(canonical, "t.spool").tree.items)) {
+      if (canonicalLines[block.closeLine - 1].trim() !== "}") continue;
+      const broken = canonicalLines.filter((_, i) => i !== block.closeLine - 1).join("\n");
+      const where = `${c.name} without line ${block.closeLine}`;
+      const diagnostics = parseSpoolfile(broken, "t.spool").diagnostics;
+      assert.is(diagnostics.length, 1, `${where}: ${diagnostics.map(renderDiagnostic).join("; ")}`);
+      assert.equal([diagnostics[0].span.line, diagnostics[0].span.col], [block.open.line, block.open.col], `${where}: ${renderDiagnostic(diagnostics[0])}`);
+      const statementFollows = canonicalLines.slice(block.closeLine).some((line) => line.trim() !== "" && !line.trim().startsWith("#"));
+      if (!statementFollows) continue;
+      restoredCount++;
+      assert.match(diagnostics[0].message, "should have closed before line", where);
+      assert.is(printTree(parseSpoolfile(broken, "t.spool").tree), canonical, `${where}: the tree of the file with its } back`);
+    }
+  }
+  // 209 when written: most blocks in the corpus are followed by more statements.
+  assert.ok(restoredCount > 100, `${restoredCount} restored cases`);
 });
 
 const plain = suite("brace errors indentation cannot place keep their plain diagnostics");
