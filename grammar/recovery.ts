@@ -8,10 +8,11 @@ import { Comment, LCurly, Newline, QuotedString, RCurly, UnterminatedString, Wor
 // deeper than the line holding its `{`. There a `}` is put back (a zero-width token the parser
 // reports as an unclosed block), so everything after it parses as written.
 //
-// Only blocks whose body is indented deeper than their `{` line are judged by indentation, and the
+// A block is judged by indentation when its body is indented deeper than its `{` line, or, in a
+// file where some block's body is, when its body starts on the `{` line or it has none yet. The
 // recovery is kept only when it reports no more brace errors than plain matching would, so files
-// laid out any other way get the plain diagnostics. A file whose braces balance is never judged:
-// every `}` put back there would leave a real one stray.
+// laid out any other way (everything at column 1, one-line blocks) get the plain diagnostics. A
+// file whose braces balance is never judged: every `}` put back there would leave a real one stray.
 
 /** What the parser says about a `}` put back by the recovery. */
 export interface RestoredClose {

@@ -91,9 +91,12 @@ const depthCases: { name: string; broken: string; fixed: string; error: string }
 ];
 
 for (const c of depthCases) {
-  lost(`${c.name}: one error at its '{', the rest as written`, () => {
-    assert.equal(errorsOf(c.broken), [c.error]);
-    assertShapedAs(c.broken, c.fixed);
+  lost(`${c.name}: one error at its '{', the rest as written, with LF or CRLF line ends`, () => {
+    for (const crlf of [false, true]) {
+      const eol = (text: string) => (crlf ? text.replace(/\n/g, "\r\n") : text);
+      assert.equal(errorsOf(eol(c.broken)), [c.error]);
+      assertShapedAs(eol(c.broken), eol(c.fixed));
+    }
   });
 }
 
