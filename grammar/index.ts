@@ -1,5 +1,6 @@
 import { errorAt, type Diagnostic } from "./diagnostic.js";
 import { SpoolfileParser, spanOfToken } from "./parser.js";
+import { restoreMissingCloses } from "./recovery.js";
 import type { IToken } from "chevrotain";
 import { LCurly, RCurly, spoolLexer } from "./tokens.js";
 import type { SpoolfileTree } from "./tree.js";
@@ -37,9 +38,11 @@ export function parseSpoolfile(text: string, file = "Spoolfile"): ParseResult {
     diagnostics.push(errorAt(spanOfToken(tooDeep, file), `blocks nested more than ${MAX_BLOCK_DEPTH} levels deep`, { code: "nesting_too_deep", subject: "", expected: `blocks at most ${MAX_BLOCK_DEPTH} levels deep` }));
     return { tree: { file, items: [] }, diagnostics };
   }
+  const recovered = restoreMissingCloses(lexed.tokens, text);
   parser.file = file;
   parser.diagnostics = [];
-  parser.input = lexed.tokens;
+  parser.restoredCloses = recovered?.restored ?? new Map();
+  parser.input = recovered?.tokens ?? lexed.tokens;
   const items = parser.fileRule();
   for (const e of parser.errors) {
     diagnostics.push(errorAt(spanOfToken(e.token, file), e.message));

@@ -1,5 +1,6 @@
 import { EmbeddedActionsParser, type IToken } from "chevrotain";
 import { errorAt, type Diagnostic } from "./diagnostic.js";
+import type { RestoredClose } from "./recovery.js";
 import type { Span } from "./span.js";
 import { allTokens, Comment, LCurly, Newline, QuotedString, RCurly, Semi, UnterminatedString, Word } from "./tokens.js";
 import type { Arg, BlankLine, Block, CommentNode, Item } from "./tree.js";
@@ -10,7 +11,9 @@ import type { Arg, BlankLine, Block, CommentNode, Item } from "./tree.js";
 //   statement     := (Word | String) (Word | String)* block?  |  block   (the second form is an error)
 //   block         := "{" statementList "}"
 // The grammar is LL(1) and handles its own error cases (stray or missing braces, nameless blocks)
-// as explicit alternatives, so every error is reported and parsing always reaches the end.
+// as explicit alternatives, so every error is reported and parsing always reaches the end. A `}`
+// lost in an indented file has been put back before parsing (recovery.ts): the block it closes is
+// reported as unclosed, and the file after it parses as written.
 
 type RawElement =
   | { readonly kind: "newline"; readonly token: IToken }
@@ -30,6 +33,8 @@ interface MutableDirective {
 export class SpoolfileParser extends EmbeddedActionsParser {
   file = "Spoolfile";
   diagnostics: Diagnostic[] = [];
+  /** The `}` tokens put back by indentation recovery: each closes its block and is reported. */
+  restoredCloses: ReadonlyMap<IToken, RestoredClose> = new Map();
 
   constructor() {
     super(allTokens, { recoveryEnabled: false, maxLookahead: 1 });
@@ -125,11 +130,15 @@ export class SpoolfileParser extends EmbeddedActionsParser {
     const close = this.OPTION(() => this.CONSUME(RCurly));
     return this.ACTION(() => {
       const openSpan = this.spanOf(open);
-      if (!close) this.diagnostics.push(errorAt(openSpan, 'unclosed block: expected "}" to close this "{" before the end of the file', { code: "unclosed_block", subject: "", expected: '"}" to close this "{" before the end of the file' }));
+      const restored = close ? this.restoredCloses.get(close) : undefined;
+      const unclosed = { code: "unclosed_block", subject: "" } as const;
+      if (!close) this.diagnostics.push(errorAt(openSpan, 'unclosed block: expected "}" to close this "{" before the end of the file', { ...unclosed, expected: '"}" to close this "{" before the end of the file' }));
+      if (restored) this.diagnostics.push(errorAt(openSpan, restoredCloseMessage(restored), { ...unclosed, expected: '"}" to close the block opened here, where the indentation shows it ended' }));
       const shaped = shapeItems(raw, open, this.file);
+      // A restored `}` is zero-width, right after the block's last token: the block ends there.
       const lastToken = close ?? lastTokenOf(raw) ?? open;
       return {
-        block: { open: openSpan, close: close ? this.spanOf(close) : null, openComment: shaped.openComment, items: shaped.items },
+        block: { open: openSpan, close: close && !restored ? this.spanOf(close) : null, openComment: shaped.openComment, items: shaped.items },
         endToken: lastToken,
       };
     });
@@ -164,6 +173,11 @@ export function spanOfToken(token: IToken, file: string): Span {
     offset: token.startOffset,
     endOffset: (token.endOffset ?? token.startOffset) + 1,
   };
+}
+
+function restoredCloseMessage(restored: RestoredClose): string {
+  const opened = restored.name === null ? 'this "{"' : `"${restored.name}" opened here`;
+  return `unclosed block: ${opened} has no "}"; the next line at its indentation or less suggests it should have closed before line ${restored.nextLine}`;
 }
 
 function lastTokenOf(raw: readonly RawElement[]): IToken | undefined {

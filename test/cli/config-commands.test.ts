@@ -159,6 +159,21 @@ cli("config validate: exit 1 with every error as file:line:col", () => {
   assert.match(stderr, `${invalid}:4:1: unknown top-level block "bogus"`);
 });
 
+cli("config validate: one missing } in an indented file is one error, at the block that lost it, and no cascade", () => {
+  const lostBrace = join(dir, "lost-brace.spool");
+  const text = "pull_api {\n  auth token raw:t\n}\n\n/github {\n  deliver https://example.com/hook {\n    timeout 5s\n}\n\n/jobs {\n  pull {\n    path /jobs\n  }\n}\n";
+  writeFileSync(lostBrace, text);
+  const { code, stdout, stderr } = spool(["config", "validate", "--config", lostBrace]);
+  assert.equal([code, stdout], [1, ""]);
+  assert.is(
+    stderr,
+    `${lostBrace}:6:36: unclosed block: "deliver" opened here has no "}"; the next line at its indentation or less suggests it should have closed before line 8\n${lostBrace}: 1 error\n`,
+  );
+  const fmt = spool(["config", "fmt", "--write", "--config", lostBrace]);
+  assert.is(fmt.code, 1);
+  assert.is(readFileSync(lostBrace, "utf8"), text, "a file with a parse error is never rewritten");
+});
+
 cli("config validate --format json gives {ok, errors, warnings}", () => {
   const { code, stdout } = spool(["config", "validate", "--config", invalid, "--format", "json"]);
   assert.is(code, 1);
