@@ -3,13 +3,13 @@
 // IR, swaps their per-config state atomically on reload, and stops them in order.
 import type { SpoolConfig } from "../compiler/ir.js";
 import { createAdminFront, type AdminRouteHandler } from "./admin-front.js";
+import { secretValues } from "./auth/secrets.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createHealthEndpoint } from "./health/http.js";
 import type { TrendSignalsView } from "./health/details.js";
 import { createQueueStatsSource, type QueueStatsSource } from "./health/queue-stats.js";
 import { createHttpServer, type HttpListener, type HttpServerOptions } from "./http/server.js";
 import { backpressureReason } from "./ingress/backpressure.js";
-import { secretValues } from "./ingress/auth-settings.js";
 import { createIngressHandler } from "./ingress/handler.js";
 import { buildIngressState, ingressRateLimits, type IngressState } from "./ingress/state.js";
 import { NonceCache } from "./ingress/verify/index.js";

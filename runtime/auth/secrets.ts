@@ -1,3 +1,5 @@
+// Secret values as the credential checks use them: rotation windows, resolved token lists.
+import type { SecretSource } from "../../compiler/ir.js";
 import type { RotatingSecret } from "./types.js";
 
 /** The secrets valid at `atMs`: valid_from inclusive, valid_until exclusive (reference-behaviour.md §1.3 `secrets`). */
@@ -10,4 +12,11 @@ export function secretsValidAt(secrets: readonly RotatingSecret[], atMs: number)
     if (bytes.length > 0) valid.push(bytes);
   }
   return valid;
+}
+
+/** The resolved values of a token list; unresolved sources are left out. */
+export function secretValues(sources: readonly SecretSource[]): string[] {
+  const values: string[] = [];
+  for (const source of sources) if (source.value !== null && source.value !== "") values.push(source.value);
+  return values;
 }
