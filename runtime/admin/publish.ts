@@ -8,7 +8,8 @@
 import type { PublishPolicy, Route } from "../../compiler/ir.js";
 import { ApiError, apiError, storeApiError } from "../errors.js";
 import { parseStrictJson } from "../http/json.js";
-import { MAX_ENQUEUE_BATCH, StoreError, type NewMessage } from "../store/store.js";
+import type { NewMessage } from "../store/records.js";
+import { MAX_ENQUEUE_BATCH, StoreError } from "../store/store.js";
 import type { AuditScope } from "./audit-record.js";
 import type { AdminDeps } from "./deps.js";
 import { refuseQuery } from "./params.js";

@@ -10,7 +10,7 @@ import { matchesAny, secretDigest } from "../auth/constant-time.js";
 import { BEARER_CHALLENGE, extractBearerToken } from "../auth/token.js";
 import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.js";
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
-import type { LeasedMessage } from "../store/store.js";
+import type { LeasedMessage } from "../store/records.js";
 import { encodeDequeueReply } from "./encode.js";
 import { dequeueWaitMs, type DequeueRequest, type LeaseReply, type PullOps } from "./ops.js";
 import type { PullRoute, PullState } from "./state.js";

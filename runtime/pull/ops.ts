@@ -5,7 +5,8 @@ import type { PullApiConfig } from "../../compiler/ir.js";
 import type { Clock } from "../clock.js";
 import { apiError, storeApiError, type ApiError } from "../errors.js";
 import { recordDead, type SpoolMetrics } from "../observability/metrics.js";
-import { MAX_DEQUEUE_BATCH, type LeaseOutcome, type LeasedMessage, type Store } from "../store/store.js";
+import type { LeasedMessage, LeaseOutcome } from "../store/records.js";
+import { MAX_DEQUEUE_BATCH, type Store } from "../store/store.js";
 
 /** The Pull API limits of the IR, as compiled (webhook-queue.md "Limits"). */
 export type PullLimits = Pick<PullApiConfig, "maxBatch" | "maxLeaseBatch" | "defaultLeaseTtlMs" | "maxLeaseTtlMs" | "defaultMaxWaitMs" | "maxWaitMs">;

@@ -1,19 +1,7 @@
 // Checks every backend applies before touching data, so a bad call fails the same way everywhere and
 // changes nothing.
-import {
-  LIFECYCLE_FROM_STATES,
-  MAX_DEQUEUE_BATCH,
-  MAX_ENQUEUE_BATCH,
-  MAX_IDS_PER_CALL,
-  MAX_LEASE_BATCH,
-  MAX_LIST_LIMIT,
-  StoreError,
-  type DequeueRequest,
-  type LifecycleFilter,
-  type LifecycleOp,
-  type MessageState,
-  type NewMessage,
-} from "./store.js";
+import { LIFECYCLE_FROM_STATES, type DequeueRequest, type LifecycleFilter, type LifecycleOp, type MessageState, type NewMessage } from "./records.js";
+import { MAX_DEQUEUE_BATCH, MAX_ENQUEUE_BATCH, MAX_IDS_PER_CALL, MAX_LEASE_BATCH, MAX_LIST_LIMIT, StoreError } from "./store.js";
 
 export function validateEnqueueBatch(items: readonly NewMessage[]): void {
   if (items.length > MAX_ENQUEUE_BATCH) {

@@ -1,7 +1,8 @@
 // Enqueue on the memory backend: the whole batch is checked (ids, max_depth, footprint guard) before
 // any row is stored or, under drop_policy drop_oldest, removed, so a refused batch changes nothing.
 import { positiveOrNull } from "../options.js";
-import { StoreError, type NewMessage } from "../store.js";
+import type { NewMessage } from "../records.js";
+import { StoreError } from "../store.js";
 import { retainedBytesOf, validateEnqueueBatch } from "../validate.js";
 import type { MemoryContext } from "./context.js";
 import type { MemoryGuard } from "./guard.js";

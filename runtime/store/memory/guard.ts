@@ -3,7 +3,8 @@
 // footprint and the guard's state (memoryStats).
 import { getHeapStatistics } from "node:v8";
 import { positiveOrNull, type StoreLimits } from "../options.js";
-import { StoreError, type MemoryStoreStats } from "../store.js";
+import type { MemoryStoreStats } from "../reports.js";
+import { StoreError } from "../store.js";
 import type { MessageTable } from "./table.js";
 
 /**

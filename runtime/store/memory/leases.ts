@@ -3,7 +3,8 @@
 import { newLeaseId } from "../../ids.js";
 import { positiveOrNull } from "../options.js";
 import type { SettledLeases, SettleKind } from "../settled-leases.js";
-import { StoreError, type DequeueRequest, type LeasedMessage, type LeaseOutcome, type LeaseScope, type NackOptions } from "../store.js";
+import type { DequeueRequest, LeasedMessage, LeaseOutcome, LeaseScope, NackOptions } from "../records.js";
+import { StoreError } from "../store.js";
 import { uniqueIds } from "../validate.js";
 import type { MemoryContext } from "./context.js";
 import type { Row } from "./table.js";

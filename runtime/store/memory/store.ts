@@ -11,36 +11,9 @@ import { observed, type StoreObserver } from "../observer.js";
 import type { StoreLimits } from "../options.js";
 import { longPoll, ReadySignal } from "../ready-signal.js";
 import { SettledLeases } from "../settled-leases.js";
-import {
-  StoreError,
-  type AgingSummaryReport,
-  type AttemptFilter,
-  type AttemptRecord,
-  type BacklogState,
-  type DequeueRequest,
-  type FilterOutcome,
-  type LeasedMessage,
-  type LeaseOutcome,
-  type LeaseScope,
-  type LifecycleFilter,
-  type LifecycleOp,
-  type MemoryStoreStats,
-  type MessageFilter,
-  type MessageIncludes,
-  type MessageView,
-  type NackOptions,
-  type NewAttempt,
-  type NewMessage,
-  type OldestQueuedReport,
-  type PruneReport,
-  type QueueStats,
-  type ReadyListener,
-  type Selector,
-  type Store,
-  type TopQueuedReport,
-  type TrendsReport,
-  type TrendsRequest,
-} from "../store.js";
+import type { AttemptFilter, AttemptRecord, DequeueRequest, FilterOutcome, LeasedMessage, LeaseOutcome, LeaseScope, LifecycleFilter, LifecycleOp, MessageFilter, MessageIncludes, MessageView, NackOptions, NewAttempt, NewMessage, Selector } from "../records.js";
+import type { AgingSummaryReport, BacklogState, MemoryStoreStats, OldestQueuedReport, PruneReport, QueueStats, TopQueuedReport, TrendsReport, TrendsRequest } from "../reports.js";
+import { StoreError, type ReadyListener, type Store } from "../store.js";
 import { validateDequeue } from "../validate.js";
 import * as analytics from "./analytics.js";
 import { AttemptLog } from "./attempts.js";

@@ -5,7 +5,8 @@
 import { newLeaseId } from "../../ids.js";
 import { positiveOrNull } from "../options.js";
 import type { SettleKind } from "../settled-leases.js";
-import { MAX_DEQUEUE_BATCH, MAX_LEASE_BATCH, SETTLED_LEASE_MEMORY_MS, StoreError, type DequeueRequest, type LeasedMessage, type LeaseOutcome, type LeaseScope, type NackOptions } from "../store.js";
+import type { DequeueRequest, LeasedMessage, LeaseOutcome, LeaseScope, NackOptions } from "../records.js";
+import { MAX_DEQUEUE_BATCH, MAX_LEASE_BATCH, SETTLED_LEASE_MEMORY_MS, StoreError } from "../store.js";
 import { uniqueIds } from "../validate.js";
 import type { Sql } from "./connect.js";
 import { announceReady, type PgContext, type Row } from "./context.js";

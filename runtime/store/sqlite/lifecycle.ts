@@ -1,7 +1,7 @@
 // Operator repairs on the SQLite store: cancel, requeue and resume by ids or by filter (with
 // preview), and deleting dead messages. Each is one immediate transaction.
 import type { ReadySignal } from "../ready-signal.js";
-import type { FilterOutcome, LifecycleFilter, LifecycleOp } from "../store.js";
+import type { FilterOutcome, LifecycleFilter, LifecycleOp } from "../records.js";
 import { lifecycleStates, uniqueIds, validateLimit } from "../validate.js";
 import type { SqliteConnection } from "./connection.js";
 import { selectorWhere, statesWhere } from "./queries.js";

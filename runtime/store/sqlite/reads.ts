@@ -1,25 +1,9 @@
 // The read side of the SQLite store: message and attempt lists, health statistics and the backlog
 // reports. Reads first return expired leases to queued, so they show what a dequeue would see.
 import { activeTotal, matchesSelector, queueStatsFrom, rollupTrends, summarizeAging, topQueuedReport, type BacklogRow } from "../backlog.js";
-import {
-  AGING_SCAN_LIMIT,
-  MESSAGE_STATES,
-  type AgingSummaryReport,
-  type AttemptFilter,
-  type AttemptRecord,
-  type BacklogState,
-  type MessageFilter,
-  type MessageIncludes,
-  type MessageState,
-  type MessageView,
-  type OldestQueuedReport,
-  type QueuedBucket,
-  type QueueStats,
-  type Selector,
-  type TopQueuedReport,
-  type TrendsReport,
-  type TrendsRequest,
-} from "../store.js";
+import { MESSAGE_STATES, type AttemptFilter, type AttemptRecord, type MessageFilter, type MessageIncludes, type MessageState, type MessageView, type Selector } from "../records.js";
+import type { AgingSummaryReport, BacklogState, OldestQueuedReport, QueuedBucket, QueueStats, TopQueuedReport, TrendsReport, TrendsRequest } from "../reports.js";
+import { AGING_SCAN_LIMIT } from "../store.js";
 import { uniqueIds, validateLimit } from "../validate.js";
 import type { SqliteConnection } from "./connection.js";
 import { MESSAGE_COLUMNS, selectorWhere, statesWhere, type MessageRow } from "./queries.js";

@@ -2,7 +2,7 @@
 // queued, delivered and dead messages, attempts and samples in chunks of PRUNE_CHUNK rows, yielding
 // to the event loop between chunks so traffic never waits on a large prune.
 import { positiveOrNull, type StoreLimits } from "../options.js";
-import type { PruneReport } from "../store.js";
+import type { PruneReport } from "../reports.js";
 import type { SqliteConnection } from "./connection.js";
 
 /** Rows one prune statement deletes, so a large prune never holds the writer for long. */

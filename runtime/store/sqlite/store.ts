@@ -9,35 +9,9 @@ import { observed, type StoreObserver } from "../observer.js";
 import { positiveOrNull, type StoreLimits } from "../options.js";
 import { longPoll, ReadySignal } from "../ready-signal.js";
 import { SettledLeases, type SettleKind } from "../settled-leases.js";
-import {
-  StoreError,
-  type AgingSummaryReport,
-  type AttemptFilter,
-  type AttemptRecord,
-  type BacklogState,
-  type DequeueRequest,
-  type FilterOutcome,
-  type LeasedMessage,
-  type LeaseOutcome,
-  type LeaseScope,
-  type LifecycleFilter,
-  type LifecycleOp,
-  type MessageFilter,
-  type MessageIncludes,
-  type MessageView,
-  type NackOptions,
-  type NewAttempt,
-  type NewMessage,
-  type OldestQueuedReport,
-  type PruneReport,
-  type QueueStats,
-  type ReadyListener,
-  type Selector,
-  type Store,
-  type TopQueuedReport,
-  type TrendsReport,
-  type TrendsRequest,
-} from "../store.js";
+import type { AttemptFilter, AttemptRecord, DequeueRequest, FilterOutcome, LeasedMessage, LeaseOutcome, LeaseScope, LifecycleFilter, LifecycleOp, MessageFilter, MessageIncludes, MessageView, NackOptions, NewAttempt, NewMessage, Selector } from "../records.js";
+import type { AgingSummaryReport, BacklogState, OldestQueuedReport, PruneReport, QueueStats, TopQueuedReport, TrendsReport, TrendsRequest } from "../reports.js";
+import { StoreError, type ReadyListener, type Store } from "../store.js";
 import { uniqueIds, validateDequeue, validateEnqueueBatch } from "../validate.js";
 import { SqliteConnection, type AfterCommit, type Durability, type WriteShape } from "./connection.js";
 import { SqliteLifecycle } from "./lifecycle.js";
