@@ -6,7 +6,7 @@
 // All times are epoch ms from the injected Clock; all durations are ms. What the calls take and
 // return is records.ts; the queue, backlog, trend and prune reports are reports.ts.
 import type { AttemptFilter, AttemptRecord, DequeueRequest, FilterOutcome, LeaseOutcome, LeaseScope, LeasedMessage, LifecycleFilter, LifecycleOp, MessageFilter, MessageIncludes, MessageView, NackOptions, NewAttempt, NewMessage, Selector } from "./records.js";
-import type { AgingSummaryReport, BacklogState, MemoryStoreStats, OldestQueuedReport, PruneReport, QueueStats, TopQueuedReport, TrendsReport, TrendsRequest } from "./reports.js";
+import type { AgingSummaryReport, BacklogState, OldestQueuedReport, PruneReport, QueueStats, TopQueuedReport, TrendsReport, TrendsRequest } from "./reports.js";
 
 export type StoreBackend = "memory" | "sqlite" | "postgres";
 
@@ -102,9 +102,6 @@ export interface Store {
 
   /** Applies the retention settings once, in small chunks so traffic keeps flowing. */
   prune(): Promise<PruneReport>;
-
-  /** Memory backend: footprint and guard numbers; other backends: null. */
-  memoryStats(): MemoryStoreStats | null;
 
   close(): Promise<void>;
 }

@@ -12,7 +12,7 @@ import type { StoreLimits } from "../options.js";
 import { longPoll, ReadySignal } from "../ready-signal.js";
 import { SettledLeases } from "../settled-leases.js";
 import type { AttemptFilter, AttemptRecord, DequeueRequest, FilterOutcome, LeasedMessage, LeaseOutcome, LeaseScope, LifecycleFilter, LifecycleOp, MessageFilter, MessageIncludes, MessageView, NackOptions, NewAttempt, NewMessage, Selector } from "../records.js";
-import type { AgingSummaryReport, BacklogState, MemoryStoreStats, OldestQueuedReport, PruneReport, QueueStats, TopQueuedReport, TrendsReport, TrendsRequest } from "../reports.js";
+import type { AgingSummaryReport, BacklogState, OldestQueuedReport, PruneReport, QueueStats, TopQueuedReport, TrendsReport, TrendsRequest } from "../reports.js";
 import { StoreError, type ReadyListener, type Store } from "../store.js";
 import { validateDequeue } from "../validate.js";
 import * as analytics from "./analytics.js";
@@ -50,6 +50,7 @@ export class MemoryStore implements Store {
     this.cx = { table, clock: deps.clock, limits: deps.limits, ready: this.ready };
     this.guard = new MemoryGuard(table, deps.limits);
     this.leases = new LeaseOps(this.cx, new SettledLeases());
+    deps.observer.memoryStats?.(() => this.guard.stats());
   }
 
   onReady(listener: ReadyListener): () => void {
@@ -136,10 +137,6 @@ export class MemoryStore implements Store {
 
   prune(): Promise<PruneReport> {
     return this.run("prune", () => prune(this.cx, this.attempts, this.trendLog));
-  }
-
-  memoryStats(): MemoryStoreStats {
-    return this.guard.stats();
   }
 
   async close(): Promise<void> {

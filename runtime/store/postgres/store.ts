@@ -188,10 +188,6 @@ export class PostgresStore implements Store {
     return this.run("prune", () => prune(this.cx, () => this.assertOpen()));
   }
 
-  memoryStats(): null {
-    return null;
-  }
-
   async close(): Promise<void> {
     if (this.closed) return;
     await new Promise((resolve) => setImmediate(resolve));

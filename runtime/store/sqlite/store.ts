@@ -365,10 +365,6 @@ export class SqliteStore implements Store {
     });
   }
 
-  memoryStats(): null {
-    return null;
-  }
-
   async close(): Promise<void> {
     this.ready.close();
     await this.conn.close();
