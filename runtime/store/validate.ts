@@ -27,7 +27,12 @@ export function validateDequeue(request: DequeueRequest): void {
   if (!Number.isInteger(request.batch) || request.batch < 1 || request.batch > MAX_DEQUEUE_BATCH) {
     throw new StoreError("invalid_argument", `dequeue batch must be 1..${MAX_DEQUEUE_BATCH}, got ${request.batch}`);
   }
-  if (!(request.leaseTtlMs > 0)) throw new StoreError("invalid_argument", `lease ttl must be positive, got ${request.leaseTtlMs}`);
+  validateLeaseTtl(request.leaseTtlMs);
+}
+
+/** A lease's time to live, for dequeue and extend. */
+export function validateLeaseTtl(leaseTtlMs: number): void {
+  if (!(leaseTtlMs > 0)) throw new StoreError("invalid_argument", `lease ttl must be positive, got ${leaseTtlMs}`);
 }
 
 /** Deduplicates ids (keeping first occurrence) and enforces the per-call cap. */
