@@ -28,8 +28,8 @@ export const noopObserver: StoreObserver = {
   dropped() {},
 };
 
-/** Times an async store call and reports it, including the error kind when it fails. */
-export async function observed<T>(observer: StoreObserver, name: string, run: () => Promise<T>): Promise<T> {
+/** Times a store call and reports it, including the error kind when it fails (thrown or rejected). */
+export async function observed<T>(observer: StoreObserver, name: string, run: () => T | Promise<T>): Promise<T> {
   const started = performance.now();
   try {
     const result = await run();
