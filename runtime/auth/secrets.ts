@@ -2,7 +2,7 @@
 import type { SecretSource } from "../../compiler/ir.js";
 import type { RotatingSecret } from "./types.js";
 
-/** The secrets valid at `atMs`: valid_from inclusive, valid_until exclusive (reference-behaviour.md §1.3 `secrets`). */
+/** The secrets valid at `atMs`: valid_from inclusive, valid_until exclusive, so rotations never overlap by surprise. */
 export function secretsValidAt(secrets: readonly RotatingSecret[], atMs: number): Buffer[] {
   const valid: Buffer[] = [];
   for (const secret of secrets) {

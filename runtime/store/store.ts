@@ -41,15 +41,15 @@ export const MAX_DEQUEUE_BATCH = 1000;
 export const MAX_LEASE_BATCH = 1000;
 export const MAX_LIST_LIMIT = 1000;
 export const MAX_IDS_PER_CALL = 1000;
-/** A repeated ack/nack of a lease settled this recently succeeds (DECISIONS.md "Pull API"). */
+/** A repeated ack/nack of a lease settled this recently succeeds: a worker retrying a lost answer sees no conflict. */
 export const SETTLED_LEASE_MEMORY_MS = 120_000;
 /** How many rows aging_summary examines at most. */
 export const AGING_SCAN_LIMIT = 100_000;
-/** Health top_queued buckets (reference-behaviour §2 row 35). */
+/** Health top_queued buckets: the ten the reference implementation reports. */
 export const HEALTH_TOP_QUEUED = 10;
 
 /**
- * Durability of the write paths (DECISIONS.md "Storage", README "Decisions"). Every call resolves only
+ * Durability of the write paths (README "Decisions"). Every call resolves only
  * after its commit. Enqueue, dequeue, extend and every operator change are also flushed to disk
  * before they resolve (an accepted message survives power loss, and so does a lease, so no message
  * is ever leased to two consumers at once). Ack, nack and attempt records are committed but may wait
