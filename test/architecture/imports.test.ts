@@ -58,4 +58,29 @@ layers("runtime features import no sibling feature; shared folders import no fea
   assert.equal(violations, []);
 });
 
+// The store backends share one layout: the same part files in each (plus backend-specific helpers),
+// and no backend imports another.
+const storeBackends = ["memory", "postgres", "sqlite"];
+const storeParts = ["store", "context", "enqueue", "leases", "attempts", "messages", "analytics", "lifecycle", "retention"];
+
+layers("every store backend has the same part files", () => {
+  for (const backend of storeBackends) {
+    const files = readdirSync(repoPath("runtime", "store", backend));
+    assert.equal(storeParts.filter((part) => !files.includes(`${part}.ts`)), [], backend);
+  }
+});
+
+layers("no store backend imports another", () => {
+  const violations: string[] = [];
+  for (const backend of storeBackends) {
+    for (const file of sourceFiles(repoPath("runtime", "store", backend))) {
+      for (const m of readFileSync(file, "utf8").matchAll(/from\s+"(\.[^"]+)"/g)) {
+        const [top, store, target] = relative(repoPath(), join(file, "..", m[1])).split("/");
+        if (top === "runtime" && store === "store" && target !== backend && storeBackends.includes(target)) violations.push(`${relative(repoPath(), file)} imports ${m[1]}`);
+      }
+    }
+  }
+  assert.equal(violations, []);
+});
+
 layers.run();
