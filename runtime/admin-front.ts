@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { isLoopbackHost } from "../compiler/index.js";
 import { apiError, shortPath } from "./errors.js";
 import type { HealthEndpoint } from "./health/http.js";
-import { BEARER_CHALLENGE, verifyBearerToken } from "./ingress/verify/index.js";
+import { BEARER_CHALLENGE, verifyBearerToken } from "./auth/token.js";
 
 /** The Admin API's routes; resolves false when it does not handle the path (then 404 not_found). */
 export type AdminRouteHandler = (req: IncomingMessage, res: ServerResponse, pathWithoutPrefix: string) => Promise<boolean>;

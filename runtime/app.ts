@@ -3,13 +3,13 @@
 // IR, swaps their per-config state atomically on reload, and stops them in order.
 import type { SpoolConfig } from "../compiler/ir.js";
 import { createAdminFront, type AdminRouteHandler } from "./admin-front.js";
+import { secretValues } from "./auth/secrets.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createHealthEndpoint } from "./health/http.js";
 import type { TrendSignalsView } from "./health/details.js";
 import { createQueueStatsSource, type QueueStatsSource } from "./health/queue-stats.js";
 import { createHttpServer, type HttpListener, type HttpServerOptions } from "./http/server.js";
 import { backpressureReason } from "./ingress/backpressure.js";
-import { secretValues } from "./ingress/auth-settings.js";
 import { createIngressHandler } from "./ingress/handler.js";
 import { buildIngressState, ingressRateLimits, type IngressState } from "./ingress/state.js";
 import { NonceCache } from "./ingress/verify/index.js";
@@ -27,6 +27,7 @@ import { restartRequiredChanges } from "./reload-policy.js";
 import { storeSpecFor, type StoreLocation } from "./store-spec.js";
 import { openStore, type StoreDeps, type StoreSpec } from "./store/open.js";
 import type { StoreObserver } from "./store/observer.js";
+import type { MemoryStoreStats } from "./store/reports.js";
 import type { Store } from "./store/store.js";
 
 /** What services and the Admin API get from the running app. */
@@ -200,9 +201,10 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       onSnapshotError: (error) => logger.warn("queue_snapshot_failed", { error }),
     });
     const open = deps.openStore ?? openStore;
+    const memoryFootprint = { stats: (): MemoryStoreStats | null => null };
     store = await open(storeSpecFor(config, deps.storeLocation), {
       clock,
-      observer: storeObserver(metrics),
+      observer: storeObserver(metrics, memoryFootprint),
       onMaintenanceError: (task, error) => logger.warn("store_maintenance_failed", { task, error }),
       onClockSkew: (skewMs) =>
         logger.warn("clock_skew", {
@@ -217,7 +219,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
     });
     async function queueSnapshot(): Promise<QueueSnapshot> {
       const { data } = await queueStats.get();
-      const memory = openedStore.memoryStats();
+      const memory = memoryFootprint.stats();
       return {
         depth: { queued: data.byState.queued, leased: data.byState.leased, dead: data.byState.dead },
         oldestQueuedAgeSeconds: (data.oldestQueuedAgeMs ?? 0) / 1000,
@@ -277,7 +279,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       }),
     });
     const health = createHealthEndpoint({
-      store: openedStore,
+      memoryStats: () => memoryFootprint.stats(),
       stats: queueStats,
       metrics,
       clock,
@@ -376,7 +378,8 @@ function parserHeaderLimit(config: SpoolConfig): number {
   return Math.max(16 * 1024, largest * 2 + 8 * 1024);
 }
 
-function storeObserver(metrics: SpoolMetrics): StoreObserver {
+/** The store's calls and events as metrics; the memory backend's footprint reader lands in `memoryFootprint`. */
+function storeObserver(metrics: SpoolMetrics, memoryFootprint: { stats: () => MemoryStoreStats | null }): StoreObserver {
   const backend = metrics.backend;
   // Every store call lands here (one per ingress request): its series are looked up once per operation name.
   const seriesByOperation = new Map<string, { count: CounterSeries; seconds: HistogramSeries }>();
@@ -396,6 +399,9 @@ function storeObserver(metrics: SpoolMetrics): StoreObserver {
       series.seconds.observe(seconds);
       if (errorKind !== undefined) metrics.store.errors.inc({ backend, operation: name, kind: errorKind });
       if (name === "dequeue") metrics.sqlite?.dequeueSeconds.observe(seconds);
+    },
+    memoryStats(read) {
+      memoryFootprint.stats = read;
     },
     dropped(messages) {
       metrics.queue.dropped.inc(messages);

@@ -1,9 +1,13 @@
 // The one catalogue of API error codes and their HTTP status. Handlers throw `apiError(code, …)`;
 // nothing else in the runtime picks a 4xx/5xx status by hand (STYLE.md "API errors come from one catalog").
 //
+// Store failures reach clients through storeApiError() below, the one StoreError → API error mapping.
+//
 // Sources, in order of authority: DECISIONS.md ("Ingress", "Admin API", "Pull API"), the spec's
 // Pull API and Admin API tables (webhook-queue.md "Errors"), then reference-behaviour.md §2 row 31/34
 // for the extra codes Spool uses.
+
+import { StoreError, type StoreErrorCode } from "./store/store.js";
 
 export const ERROR_STATUS = {
   // Pull API table (webhook-queue.md "Errors").
@@ -175,4 +179,52 @@ export function retryAfterHeader(seconds: number): Record<string, string> {
 export function toApiError(thrown: unknown): ApiError {
   if (thrown instanceof ApiError) return thrown;
   return new ApiError("internal_error", "internal error");
+}
+
+/** The APIs that answer store failures; each keeps the code and detail its clients have always seen. */
+export type StoreApi = "admin" | "ingress" | "pull";
+
+/** The detail of every "the store failed" answer: the database's own message is for the runtime log only. */
+const STORE_UNAVAILABLE_DETAIL = "the queue store is unavailable";
+
+interface StoreAnswers {
+  /** Store refusals a client can act on, by StoreError code; any other failure is `unavailable`. */
+  refusals: Partial<Record<StoreErrorCode, (error: StoreError) => ApiError>>;
+  unavailable: () => ApiError;
+}
+
+const itemOf = (error: StoreError): ApiErrorExtras => (error.itemIndex === undefined ? {} : { itemIndex: error.itemIndex });
+const ingressRetry = (): ApiErrorExtras => ({ surface: "ingress", headers: retryAfterHeader(5) });
+
+const STORE_ANSWERS: Readonly<Record<StoreApi, StoreAnswers>> = {
+  // Publish and the by-ID operations: the refusal names the offending item.
+  admin: {
+    refusals: {
+      duplicate_id: (error) => apiError("duplicate_id", error.message, itemOf(error)),
+      queue_full: (error) => apiError("queue_full", error.message),
+      memory_pressure: () => apiError("memory_pressure", "the memory store is at its retained-bytes limit"),
+      invalid_argument: (error) => apiError("invalid_body", error.message, itemOf(error)),
+    },
+    unavailable: () => apiError("store_unavailable", STORE_UNAVAILABLE_DETAIL),
+  },
+  // Webhook senders retry a 503 after Retry-After; queue_full is 503 here (SURFACE_STATUS_OVERRIDES).
+  ingress: {
+    refusals: {
+      queue_full: (error) => apiError("queue_full", error.message, ingressRetry()),
+      memory_pressure: () => apiError("memory_pressure", "the in-memory queue is at its retained-size limit", ingressRetry()),
+    },
+    unavailable: () => apiError("store_unavailable", STORE_UNAVAILABLE_DETAIL, ingressRetry()),
+  },
+  // Workers poll: every store failure is queue_overload, to be retried after a second.
+  pull: {
+    refusals: {},
+    unavailable: () => apiError("queue_overload", STORE_UNAVAILABLE_DETAIL, { headers: retryAfterHeader(1) }),
+  },
+};
+
+/** A failed store call as `api` answers it; a failure that is not a StoreError is `unavailable`. */
+export function storeApiError(thrown: unknown, api: StoreApi): ApiError {
+  const answers = STORE_ANSWERS[api];
+  const refusal = thrown instanceof StoreError ? answers.refusals[thrown.code] : undefined;
+  return refusal ? refusal(thrown as StoreError) : answers.unavailable();
 }

@@ -1,6 +1,7 @@
 // GET /backlog/top_queued, /oldest_queued, /aging_summary, /trends (webhook-queue.md "Backlog
 // analytics"; reference-behaviour §2 rows 24-27; clarification 36 for the bounds).
-import type { BacklogState, Selector } from "../store/store.js";
+import type { Selector } from "../store/records.js";
+import type { BacklogState } from "../store/reports.js";
 import { computeTrendSignals } from "./diagnostics.js";
 import { QueryReader, formatRfc3339, invalidQuery } from "./params.js";
 import type { AdminRequest } from "./request.js";

@@ -1,7 +1,8 @@
 // The trend signals the app's /healthz?details=1 adds (webhook-queue.md "Health details"). The
 // Admin trends endpoint uses the same function.
 import type { TrendSignals } from "../../compiler/ir.js";
-import type { Selector, Store } from "../store/store.js";
+import type { Selector } from "../store/records.js";
+import type { Store } from "../store/store.js";
 import { analyzeTrendSignals, type BacklogSample, type TrendSignalReport } from "./trend-signals.js";
 
 const MAX_SIGNAL_POINTS = 10_080;

@@ -4,16 +4,16 @@
 // writes exactly one audit record, refused or not (DECISIONS.md "Settled details").
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ApiError, apiError, toApiError } from "../errors.js";
+import { ApiError, apiError, storeApiError, toApiError } from "../errors.js";
 import { ClientGoneError, readBody } from "../http/body.js";
 import { sendError, sendJson } from "../http/respond.js";
+import { StoreError } from "../store/store.js";
 import type { AuditMetadata, AuditRecord } from "./audit-record.js";
 import { checkAuditHeaders, readAuditHeaders, type AuditContext } from "./audit-headers.js";
 import { DEFAULT_ADMIN_MAX_BODY_BYTES, type AdminDeps } from "./deps.js";
 import { countPublishRefusal } from "./publish.js";
 import type { AdminRequest } from "./request.js";
 import { matchRoute, type Method } from "./routes.js";
-import { storeErrorToApi } from "./store-errors.js";
 
 export type { AdminDeps, ApplyConfigOutcome } from "./deps.js";
 export type { AuditRecord } from "./audit-record.js";
@@ -32,7 +32,7 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
   const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_ADMIN_MAX_BODY_BYTES;
 
   const answerFailure = (res: ServerResponse, thrown: unknown): ApiError => {
-    const error = toApiError(storeErrorToApi(thrown));
+    const error = toApiError(thrown instanceof StoreError ? storeApiError(thrown, "admin") : thrown);
     if (error.code === "internal_error" && !(thrown instanceof ApiError)) deps.onUnexpectedError?.(thrown);
     sendError(res, error);
     return error;

@@ -1,7 +1,8 @@
 // By-ID and filter lifecycle mutations (webhook-queue.md "DLQ and by-ID lifecycle", "Filter
 // mutations", "Endpoint-scoped operations"; DECISIONS.md "Admin API"; reference §2 rows 16-17, 28).
 import { parseStrictJson } from "../http/json.js";
-import { LIFECYCLE_FROM_STATES, MAX_IDS_PER_CALL, MAX_LIST_LIMIT, type LifecycleOp, type MessageState } from "../store/store.js";
+import { LIFECYCLE_FROM_STATES, type LifecycleOp, type MessageState } from "../store/records.js";
+import { MAX_IDS_PER_CALL, MAX_LIST_LIMIT } from "../store/store.js";
 import { apiError } from "../errors.js";
 import type { AuditScope } from "./audit-record.js";
 import { DEFAULT_LIST_LIMIT, parseRfc3339Ms, refuseQuery } from "./params.js";

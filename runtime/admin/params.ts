@@ -3,7 +3,8 @@
 // RFC 3339 instant is, so reads and mutations agree.
 import { apiError, type ErrorCode } from "../errors.js";
 import { MAX_DURATION_TEXT, parseDurationMs, parseRfc3339Ms } from "../../compiler/index.js";
-import { MAX_LIST_LIMIT, MESSAGE_STATES, type MessageState } from "../store/store.js";
+import { MESSAGE_STATES, type MessageState } from "../store/records.js";
+import { MAX_LIST_LIMIT } from "../store/store.js";
 
 export const DEFAULT_LIST_LIMIT = 100;
 

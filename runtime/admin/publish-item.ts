@@ -4,7 +4,7 @@
 import { isHttpHeaderValue, isHttpToken, routeTargets, type Route } from "../../compiler/index.js";
 import { apiError } from "../errors.js";
 import { isCredentialHeader } from "../http/credential-headers.js";
-import type { NewMessage } from "../store/store.js";
+import type { NewMessage } from "../store/records.js";
 import { parseRfc3339Ms } from "./params.js";
 
 export const MAX_MESSAGE_ID_CHARS = 256;

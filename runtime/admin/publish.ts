@@ -6,16 +6,16 @@
 // batch and in the store) before one all-or-nothing enqueue, so a refused batch writes nothing and
 // names the first offending item.
 import type { PublishPolicy, Route } from "../../compiler/ir.js";
-import { ApiError, apiError } from "../errors.js";
+import { ApiError, apiError, storeApiError } from "../errors.js";
 import { parseStrictJson } from "../http/json.js";
-import { MAX_ENQUEUE_BATCH, type NewMessage } from "../store/store.js";
+import type { NewMessage } from "../store/records.js";
+import { MAX_ENQUEUE_BATCH, StoreError } from "../store/store.js";
 import type { AuditScope } from "./audit-record.js";
 import type { AdminDeps } from "./deps.js";
 import { refuseQuery } from "./params.js";
 import { buildMessage, resolveTarget } from "./publish-item.js";
 import type { AdminRequest, MutationHandler, MutationResult } from "./request.js";
 import { SCOPED_SELECTOR_FIELDS, findRoute, isLabelled, requireEndpoint } from "./selectors.js";
-import { storeErrorToApi } from "./store-errors.js";
 
 const ITEM_FIELDS = {
   id: { type: "string", required: true },
@@ -149,7 +149,7 @@ async function publishBatch(deps: AdminDeps, messages: NewMessage[], mode: "dire
   // Checked here too (the store also refuses duplicates atomically) so the answer names the item
   // without relying on the backend's error detail.
   const existing = await deps.store.getMessages([...firstIndex.keys()]).catch((error: unknown) => {
-    throw storeErrorToApi(error);
+    throw error instanceof StoreError ? storeApiError(error, "admin") : error;
   });
   if (existing.length > 0) {
     const index = Math.min(...existing.map((view) => firstIndex.get(view.id) ?? Infinity));
@@ -158,7 +158,7 @@ async function publishBatch(deps: AdminDeps, messages: NewMessage[], mode: "dire
   try {
     await deps.store.enqueue(messages);
   } catch (error) {
-    throw storeErrorToApi(error);
+    throw error instanceof StoreError ? storeApiError(error, "admin") : error;
   }
   const count = messages.length;
   deps.metrics?.publish.accepted.inc(count);

@@ -1,6 +1,6 @@
 // GET /messages, GET /dlq, GET /attempts and the endpoint-scoped message list
 // (webhook-queue.md "Queue reads", "Endpoint-scoped operations"; clarifications 31-32, 36-37).
-import type { AttemptOutcome, MessageFilter, MessageState } from "../store/store.js";
+import type { AttemptOutcome, MessageFilter, MessageState } from "../store/records.js";
 import { QueryReader, invalidQuery } from "./params.js";
 import type { AdminRequest } from "./request.js";
 import { SCOPED_SELECTOR_FIELDS, chooseSelector, requireEndpoint, selectedRoute } from "./selectors.js";

@@ -1,6 +1,6 @@
 // JSON projections of store records for Admin responses (reference-behaviour §2 rows 21-23):
 // snake_case fields, RFC 3339 times, payloads in base64.
-import type { AttemptRecord, MessageView } from "../store/store.js";
+import type { AttemptRecord, MessageView } from "../store/records.js";
 import { formatRfc3339 } from "./params.js";
 
 export function messageItem(view: MessageView): Record<string, unknown> {

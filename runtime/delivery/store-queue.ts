@@ -4,7 +4,8 @@
 // limit of push throughput (3 commits per message).
 import type { Clock } from "../clock.js";
 import { GroupCommitter } from "../store/group-commit.js";
-import { MAX_LEASE_BATCH, type LeaseConflict, type NewAttempt, type Store } from "../store/store.js";
+import type { LeaseConflict, NewAttempt } from "../store/records.js";
+import { MAX_LEASE_BATCH, type Store } from "../store/store.js";
 import type { AttemptRecord, DeliveryQueue, Leased, NackHow } from "./queue.js";
 
 export interface StoreQueueOptions {

@@ -1,7 +1,7 @@
 // The body of GET /healthz?details=1 (webhook-queue.md "Health details", reference-behaviour.md
 // §2 row 35): queue diagnostics from the cached stats, ingress, delivery and tracing counters, the memory
 // store's footprint, and the config generation so deploy tooling can confirm a reload.
-import type { MemoryStoreStats, QueueStats, QueuedBucket } from "../store/store.js";
+import type { MemoryStoreStats, QueuedBucket, QueueStats } from "../store/reports.js";
 import { DEAD_REASON_LABELS, type DeadReasonLabel, type SpoolMetrics } from "../observability/metrics.js";
 
 export interface TrendSignalsView {

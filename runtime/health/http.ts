@@ -4,13 +4,14 @@ import type { Clock } from "../clock.js";
 import { apiError } from "../errors.js";
 import { sendJson } from "../http/respond.js";
 import type { SpoolMetrics } from "../observability/metrics.js";
-import type { Store } from "../store/store.js";
+import type { MemoryStoreStats } from "../store/reports.js";
 import { healthDetails, type ConfigIdentity, type TrendSignalsView } from "./details.js";
 import { STATS_MAX_AGE_MS, STATS_REFRESH_AFTER_MS, type QueueStatsSource } from "./queue-stats.js";
 import { StaleWhileRefreshCache } from "./stale-cache.js";
 
 export interface HealthDeps {
-  store: Store;
+  /** The memory backend's footprint and guard numbers; null for the other backends. */
+  memoryStats(): MemoryStoreStats | null;
   stats: QueueStatsSource;
   metrics: SpoolMetrics;
   clock: Clock;
@@ -49,7 +50,7 @@ export function createHealthEndpoint(deps: HealthDeps): HealthEndpoint {
         nowMs: deps.clock.now(),
         queue: await loadQueue(deps.stats),
         metrics: deps.metrics,
-        memory: deps.store.memoryStats(),
+        memory: deps.memoryStats(),
         trendSignals: trendSignals ? await trendSignals.get().then((cached) => cached.data, () => emptySignals()) : emptySignals(),
         config: deps.config(),
       });

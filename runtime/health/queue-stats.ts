@@ -3,7 +3,8 @@
 // never served more than 2 s stale (DECISIONS.md "Settled details"): when the store cannot answer,
 // readers get the failure (health details report queue.ok false, the gauges read NaN).
 import type { Clock } from "../clock.js";
-import type { QueueStats, Store } from "../store/store.js";
+import type { QueueStats } from "../store/reports.js";
+import type { Store } from "../store/store.js";
 import { StaleWhileRefreshCache } from "./stale-cache.js";
 
 export const STATS_REFRESH_AFTER_MS = 1_000;

@@ -1,7 +1,8 @@
 // The IR's route auth as the verifiers' plain values. Secrets were resolved by the compiler
 // (`spool run` compiles with strictSecrets, so an unreadable secret never reaches here); an
 // unresolved one is dropped, which makes that credential match nothing rather than everything.
-import type { RotatingSecret as IrRotatingSecret, RouteAuth, SecretSource } from "../../compiler/ir.js";
+import type { RotatingSecret as IrRotatingSecret, RouteAuth } from "../../compiler/ir.js";
+import { secretValues } from "../auth/secrets.js";
 import type { IngressAuth, RotatingSecret } from "./verify/index.js";
 
 export function ingressAuthFor(auth: RouteAuth): IngressAuth {
@@ -32,13 +33,6 @@ export function ingressAuthFor(auth: RouteAuth): IngressAuth {
         options: { timeoutMs: auth.timeoutMs, copyHeaders: auth.copyHeaders, bodyLimitBytes: auth.bodyLimitBytes },
       };
   }
-}
-
-/** The resolved values of a token list; unresolved sources are left out. */
-export function secretValues(sources: readonly SecretSource[]): string[] {
-  const values: string[] = [];
-  for (const source of sources) if (source.value !== null && source.value !== "") values.push(source.value);
-  return values;
 }
 
 function rotatingSecrets(secrets: readonly IrRotatingSecret[]): RotatingSecret[] {

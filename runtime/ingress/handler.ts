@@ -3,7 +3,7 @@
 // spool_ingress_rejected_by_reason_total.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Clock } from "../clock.js";
-import { ApiError, apiError, retryAfterHeader, shortPath } from "../errors.js";
+import { ApiError, apiError, retryAfterHeader, shortPath, storeApiError } from "../errors.js";
 import { awaitsContinue, ClientGoneError, readBody, headersSize } from "../http/body.js";
 import { discardRequestBody } from "../http/discard.js";
 import { sendError, sendJsonText } from "../http/respond.js";
@@ -11,7 +11,8 @@ import { abandonMessageIdStream, newMessageId } from "../ids.js";
 import type { RuntimeLogger } from "../observability/log.js";
 import { recordIngressRejection, type SpoolMetrics } from "../observability/metrics.js";
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
-import { StoreError, type NewMessage, type Store } from "../store/store.js";
+import type { NewMessage } from "../store/records.js";
+import { StoreError, type Store } from "../store/store.js";
 import type { BackpressureReason } from "./backpressure.js";
 import { captureHeaders } from "./capture.js";
 import { requestHost } from "./match.js";
@@ -218,14 +219,10 @@ export function createIngressHandler(deps: IngressDeps) {
 
   /** The refusal for a failed enqueue: full or memory-bound queues by name, anything else logged as store_unavailable. */
   function storeRefusal(error: unknown, routePath: string): IngressRefusal {
-    if (error instanceof StoreError && error.code === "queue_full") {
-      return refuse("queue_full", apiError("queue_full", error.message, { surface: "ingress", headers: retryAfterHeader(5) }));
-    }
-    if (error instanceof StoreError && error.code === "memory_pressure") {
-      return refuse("memory_pressure", apiError("memory_pressure", "the in-memory queue is at its retained-size limit", { surface: "ingress", headers: retryAfterHeader(5) }));
-    }
-    deps.logger.error("ingress_store_failed", { route: routePath, error });
-    return refuse("store_unavailable", apiError("store_unavailable", "the queue store is unavailable", { surface: "ingress", headers: retryAfterHeader(5) }));
+    const answer = storeApiError(error, "ingress");
+    // A full queue and the memory guard are expected refusals; anything else is an outage to log.
+    if (answer.code === "store_unavailable") deps.logger.error("ingress_store_failed", { route: routePath, error });
+    return refuse(answer.code, answer);
   }
 }
 

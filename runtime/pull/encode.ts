@@ -4,7 +4,7 @@
 // cost about twice this. The bytes are exactly JSON.stringify({ items: leased.map(toItem) }) (a
 // test compares the two): strings that may need escaping go through JSON.stringify, while base64
 // text, ISO-8601 timestamps and integers never contain a character JSON escapes.
-import type { LeasedMessage } from "../store/store.js";
+import type { LeasedMessage } from "../store/records.js";
 
 export const EMPTY_DEQUEUE_REPLY = '{"items":[]}';
 

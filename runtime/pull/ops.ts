@@ -3,9 +3,10 @@
 // Leases are scoped to the route the request addressed: another route's lease is lease_not_found.
 import type { PullApiConfig } from "../../compiler/ir.js";
 import type { Clock } from "../clock.js";
-import { apiError, type ApiError } from "../errors.js";
+import { apiError, storeApiError, type ApiError } from "../errors.js";
 import { recordDead, type SpoolMetrics } from "../observability/metrics.js";
-import { MAX_DEQUEUE_BATCH, type LeaseOutcome, type LeasedMessage, type Store } from "../store/store.js";
+import type { LeasedMessage, LeaseOutcome } from "../store/records.js";
+import { MAX_DEQUEUE_BATCH, type Store } from "../store/store.js";
 
 /** The Pull API limits of the IR, as compiled (webhook-queue.md "Limits"). */
 export type PullLimits = Pick<PullApiConfig, "maxBatch" | "maxLeaseBatch" | "defaultLeaseTtlMs" | "maxLeaseTtlMs" | "defaultMaxWaitMs" | "maxWaitMs">;
@@ -88,7 +89,7 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
         leased = await store.dequeue({ route, batch, leaseTtlMs, maxWaitMs }, signal);
       } catch (error) {
         deps.onStoreError("dequeue", error);
-        throw storeFailure();
+        throw storeApiError(error, "pull");
       }
       return leased;
     },
@@ -143,7 +144,7 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
       return await run();
     } catch (error) {
       deps.onStoreError(operation, error);
-      throw storeFailure();
+      throw storeApiError(error, "pull");
     }
   }
 
@@ -182,10 +183,6 @@ function conflict(outcome: LeaseOutcome, countField: "acked" | "succeeded" | "ex
 }
 
 /** A store that cannot answer is 503 queue_overload on the Pull API (DECISIONS.md "Pull API"). */
-function storeFailure(): ApiError {
-  return apiError("queue_overload", "the queue store is unavailable", { headers: { "Retry-After": "1" } });
-}
-
 /** How long a dequeue may wait for messages: the request's max_wait or the default, capped by max_wait. */
 export function dequeueWaitMs(request: DequeueRequest, limits: PullLimits): number {
   return capped(request.maxWaitMs ?? limits.defaultMaxWaitMs, limits.maxWaitMs);

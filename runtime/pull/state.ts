@@ -1,7 +1,7 @@
 // What the Pull API derives from one config: routes by pull path, the token allowlists and the
 // rate-limit buckets they ask for.
 import type { RateLimit, Route, SpoolConfig } from "../../compiler/ir.js";
-import { secretValues } from "../ingress/auth-settings.js";
+import { secretValues } from "../auth/secrets.js";
 import type { RateLimitSettings } from "../ratelimit/bucket.js";
 import type { PullLimits } from "./ops.js";
 

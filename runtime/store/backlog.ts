@@ -1,24 +1,10 @@
 // Backlog analytics as pure functions over rows the backends fetch (reference-behaviour §2 rows
 // 24-27): every backend answers aging_summary and trends with the same arithmetic.
-import {
-  HEALTH_TOP_QUEUED,
-  type MessageState,
-  type QueueStats,
-  type TopQueuedReport,
-} from "./store.js";
-import type {
-  AgePercentiles,
-  AgeWindows,
-  AgingBucket,
-  AgingSummaryReport,
-  BacklogState,
-  QueuedBucket,
-  Selector,
-  TrendPoint,
-  TrendSample,
-  TrendsReport,
-  TrendsRequest,
-} from "./store.js";
+import type { MessageState } from "./records.js";
+import type { QueueStats, TopQueuedReport } from "./reports.js";
+import { HEALTH_TOP_QUEUED } from "./store.js";
+import type { Selector } from "./records.js";
+import type { AgePercentiles, AgeWindows, AgingBucket, AgingSummaryReport, BacklogState, QueuedBucket, TrendPoint, TrendSample, TrendsReport, TrendsRequest } from "./reports.js";
 
 export interface BacklogRow {
   route: string;

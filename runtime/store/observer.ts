@@ -1,5 +1,6 @@
 // Per-backend counters for the metrics layer, reported through a hook so the store does not import
 // prom-client (spool_store_operation_*, spool_store_errors_total, spool_store_sqlite_*).
+import type { MemoryStoreStats } from "./reports.js";
 import { StoreError } from "./store.js";
 
 export type SqliteEvent = "tx_commit" | "tx_rollback" | "busy" | "retry" | "checkpoint" | "checkpoint_error";
@@ -14,6 +15,11 @@ export interface StoreObserver {
   sqliteEvent(event: SqliteEvent, seconds?: number, durability?: "durable" | "deferred"): void;
   /** Queued messages removed by a committed enqueue to make room (StoreLimits.dropOldest). */
   dropped(messages: number): void;
+  /**
+   * Memory backend only, called once at open: reads its footprint and guard numbers (health
+   * details, spool_memory_* gauges) whenever asked. The other backends have no such numbers.
+   */
+  memoryStats?(read: () => MemoryStoreStats): void;
 }
 
 export const noopObserver: StoreObserver = {
@@ -22,8 +28,8 @@ export const noopObserver: StoreObserver = {
   dropped() {},
 };
 
-/** Times an async store call and reports it, including the error kind when it fails. */
-export async function observed<T>(observer: StoreObserver, name: string, run: () => Promise<T>): Promise<T> {
+/** Times a store call and reports it, including the error kind when it fails (thrown or rejected). */
+export async function observed<T>(observer: StoreObserver, name: string, run: () => T | Promise<T>): Promise<T> {
   const started = performance.now();
   try {
     const result = await run();

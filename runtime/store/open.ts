@@ -1,11 +1,11 @@
 // openStore: the one entry point the runtime uses to get a Store for the configured backend.
 import type { Clock } from "../clock.js";
 import { startMaintenance } from "./maintenance.js";
-import { MemoryStore } from "./memory/store.js";
+import { openMemoryStore } from "./memory/store.js";
 import { noopObserver, type StoreObserver } from "./observer.js";
 import type { StoreOptions } from "./options.js";
-import { PostgresStore } from "./postgres/store.js";
-import { SqliteStore } from "./sqlite/store.js";
+import { openPostgresStore } from "./postgres/store.js";
+import { openSqliteStore } from "./sqlite/store.js";
 import { StoreError, type Store, type StoreBackend } from "./store.js";
 
 export type StoreSpec = StoreOptions & {
@@ -45,13 +45,13 @@ export async function openStore(spec: StoreSpec, deps: StoreDeps): Promise<Store
 async function openBackend(spec: StoreSpec, { clock, onClockSkew }: StoreDeps, observer: StoreObserver): Promise<Store> {
   switch (spec.backend) {
     case "memory":
-      return new MemoryStore({ clock, observer, limits: spec });
+      return openMemoryStore({ clock, observer, limits: spec });
     case "sqlite":
       if (!spec.sqlitePath) throw new StoreError("invalid_argument", "the sqlite backend needs sqlitePath");
-      return new SqliteStore({ path: spec.sqlitePath, busyTimeoutMs: spec.sqliteBusyTimeoutMs ?? 5000, clock, observer, limits: spec });
+      return openSqliteStore({ path: spec.sqlitePath, busyTimeoutMs: spec.sqliteBusyTimeoutMs ?? 5000, clock, observer, limits: spec });
     case "postgres":
       if (!spec.postgresDsn) throw new StoreError("invalid_argument", "the postgres backend needs postgresDsn");
-      return PostgresStore.open({
+      return openPostgresStore({
         dsn: spec.postgresDsn,
         schema: spec.postgresSchema ?? "spool",
         poolSize: spec.postgresPoolSize ?? 8,

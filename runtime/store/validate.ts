@@ -1,19 +1,7 @@
 // Checks every backend applies before touching data, so a bad call fails the same way everywhere and
 // changes nothing.
-import {
-  LIFECYCLE_FROM_STATES,
-  MAX_DEQUEUE_BATCH,
-  MAX_ENQUEUE_BATCH,
-  MAX_IDS_PER_CALL,
-  MAX_LEASE_BATCH,
-  MAX_LIST_LIMIT,
-  StoreError,
-  type DequeueRequest,
-  type LifecycleFilter,
-  type LifecycleOp,
-  type MessageState,
-  type NewMessage,
-} from "./store.js";
+import { LIFECYCLE_FROM_STATES, type DequeueRequest, type LifecycleFilter, type LifecycleOp, type MessageState, type NewMessage } from "./records.js";
+import { MAX_DEQUEUE_BATCH, MAX_ENQUEUE_BATCH, MAX_IDS_PER_CALL, MAX_LEASE_BATCH, MAX_LIST_LIMIT, StoreError } from "./store.js";
 
 export function validateEnqueueBatch(items: readonly NewMessage[]): void {
   if (items.length > MAX_ENQUEUE_BATCH) {
@@ -39,7 +27,12 @@ export function validateDequeue(request: DequeueRequest): void {
   if (!Number.isInteger(request.batch) || request.batch < 1 || request.batch > MAX_DEQUEUE_BATCH) {
     throw new StoreError("invalid_argument", `dequeue batch must be 1..${MAX_DEQUEUE_BATCH}, got ${request.batch}`);
   }
-  if (!(request.leaseTtlMs > 0)) throw new StoreError("invalid_argument", `lease ttl must be positive, got ${request.leaseTtlMs}`);
+  validateLeaseTtl(request.leaseTtlMs);
+}
+
+/** A lease's time to live, for dequeue and extend. */
+export function validateLeaseTtl(leaseTtlMs: number): void {
+  if (!(leaseTtlMs > 0)) throw new StoreError("invalid_argument", `lease ttl must be positive, got ${leaseTtlMs}`);
 }
 
 /** Deduplicates ids (keeping first occurrence) and enforces the per-call cap. */

@@ -10,7 +10,8 @@ import { sendError } from "../../runtime/http/respond.js";
 import { requestPath } from "../../runtime/listeners.js";
 import { createMetrics, type SpoolMetrics } from "../../runtime/observability/metrics.js";
 import { openStore } from "../../runtime/store/open.js";
-import type { NewMessage, Store } from "../../runtime/store/store.js";
+import type { NewMessage } from "../../runtime/store/records.js";
+import type { Store } from "../../runtime/store/store.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 
 export type Backend = "sqlite" | "memory";

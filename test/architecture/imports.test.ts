@@ -34,4 +34,53 @@ for (const [layer, notAllowed] of Object.entries(forbidden)) {
   });
 }
 
+// Inside runtime/, a feature (one API or one delivery pipeline) imports shared folders but never a
+// sibling feature, and a shared folder imports no feature: what two features need lives in a
+// shared folder. Files directly in runtime/ wire the folders together. Every folder is one or the other.
+const runtimeFeatures = ["admin", "delivery", "health", "ingress", "pull"];
+const runtimeShared = ["auth", "http", "observability", "ratelimit", "store"];
+
+layers("every runtime/ folder is a feature or shared", () => {
+  const folders = readdirSync(repoPath("runtime")).filter((name) => statSync(repoPath("runtime", name)).isDirectory());
+  assert.equal(folders.filter((name) => !runtimeFeatures.includes(name) && !runtimeShared.includes(name)), []);
+});
+
+layers("runtime features import no sibling feature; shared folders import no feature", () => {
+  const violations: string[] = [];
+  for (const folder of [...runtimeFeatures, ...runtimeShared]) {
+    for (const file of sourceFiles(repoPath("runtime", folder))) {
+      for (const m of readFileSync(file, "utf8").matchAll(/from\s+"(\.[^"]+)"/g)) {
+        const [top, target] = relative(repoPath(), join(file, "..", m[1])).split("/");
+        if (top === "runtime" && target !== folder && runtimeFeatures.includes(target)) violations.push(`${relative(repoPath(), file)} imports ${m[1]}`);
+      }
+    }
+  }
+  assert.equal(violations, []);
+});
+
+// The store backends share one layout: the same part files in each (plus backend-specific helpers),
+// and no backend imports another.
+const storeBackends = ["memory", "postgres", "sqlite"];
+const storeParts = ["store", "context", "enqueue", "leases", "attempts", "messages", "analytics", "lifecycle", "retention"];
+
+layers("every store backend has the same part files", () => {
+  for (const backend of storeBackends) {
+    const files = readdirSync(repoPath("runtime", "store", backend));
+    assert.equal(storeParts.filter((part) => !files.includes(`${part}.ts`)), [], backend);
+  }
+});
+
+layers("no store backend imports another", () => {
+  const violations: string[] = [];
+  for (const backend of storeBackends) {
+    for (const file of sourceFiles(repoPath("runtime", "store", backend))) {
+      for (const m of readFileSync(file, "utf8").matchAll(/from\s+"(\.[^"]+)"/g)) {
+        const [top, store, target] = relative(repoPath(), join(file, "..", m[1])).split("/");
+        if (top === "runtime" && store === "store" && target !== backend && storeBackends.includes(target)) violations.push(`${relative(repoPath(), file)} imports ${m[1]}`);
+      }
+    }
+  }
+  assert.equal(violations, []);
+});
+
 layers.run();

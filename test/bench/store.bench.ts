@@ -13,7 +13,8 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { systemClock } from "../../runtime/clock.js";
 import { openStore, type StoreSpec } from "../../runtime/store/open.js";
-import type { NewMessage, Store } from "../../runtime/store/store.js";
+import type { NewMessage } from "../../runtime/store/records.js";
+import type { Store } from "../../runtime/store/store.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 
 const seconds = Number(process.env.SPOOL_BENCH_SECONDS ?? 2);

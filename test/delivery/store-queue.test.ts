@@ -8,7 +8,8 @@ import { TestClock } from "../../runtime/clock.js";
 import type { AttemptRecord, DeliveryQueue } from "../../runtime/delivery/queue.js";
 import { storeDeliveryQueue } from "../../runtime/delivery/store-queue.js";
 import { openStore } from "../../runtime/store/open.js";
-import type { LeaseConflict, Store } from "../../runtime/store/store.js";
+import type { LeaseConflict } from "../../runtime/store/records.js";
+import type { Store } from "../../runtime/store/store.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 
 const route = "/orders";

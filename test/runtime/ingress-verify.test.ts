@@ -6,12 +6,12 @@ import * as assert from "uvu/assert";
 import { verifyBasicAuth } from "../../runtime/ingress/verify/basic.js";
 import { authenticateIngress, ingressAuthError } from "../../runtime/ingress/verify/index.js";
 import { forwardAuth } from "../../runtime/ingress/verify/forward.js";
-import { verifyGenericHmac } from "../../runtime/ingress/verify/hmac.js";
+import { verifyGenericHmac } from "../../runtime/auth/hmac.js";
 import { NonceCache } from "../../runtime/ingress/verify/nonce-cache.js";
 import { verifyProvider } from "../../runtime/ingress/verify/providers.js";
-import { matchesAny, secretDigest } from "../../runtime/ingress/verify/constant-time.js";
-import { verifyBearerToken } from "../../runtime/ingress/verify/token.js";
-import type { InboundRequest, RequestHeaders } from "../../runtime/ingress/verify/types.js";
+import { matchesAny, secretDigest } from "../../runtime/auth/constant-time.js";
+import { verifyBearerToken } from "../../runtime/auth/token.js";
+import type { InboundRequest, RequestHeaders } from "../../runtime/auth/types.js";
 
 const nowMs = Date.UTC(2026, 0, 15, 12, 0, 0);
 const nowSeconds = nowMs / 1000;

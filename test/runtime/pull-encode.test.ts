@@ -4,7 +4,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { EMPTY_DEQUEUE_REPLY, encodeDequeueReply } from "../../runtime/pull/encode.js";
 import { toItem } from "../../runtime/pull/ops.js";
-import type { LeasedMessage } from "../../runtime/store/store.js";
+import type { LeasedMessage } from "../../runtime/store/records.js";
 
 const test = suite("pull dequeue reply encoding");
 

@@ -5,7 +5,8 @@ import * as assert from "uvu/assert";
 import { TestClock } from "../../runtime/clock.js";
 import type { StoreObserver } from "../../runtime/store/observer.js";
 import type { StoreOptions } from "../../runtime/store/options.js";
-import { StoreError, type NewMessage, type Store } from "../../runtime/store/store.js";
+import type { NewMessage } from "../../runtime/store/records.js";
+import { StoreError, type Store } from "../../runtime/store/store.js";
 
 export type OpenFreshStore = (clock: TestClock, options: StoreOptions, observer: StoreObserver) => Promise<Store>;
 

@@ -3,16 +3,26 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { TestClock } from "../../runtime/clock.js";
-import { openStore } from "../../runtime/store/open.js";
 import { MemoryGuard } from "../../runtime/store/memory/guard.js";
 import { MessageTable } from "../../runtime/store/memory/table.js";
+import { noopObserver } from "../../runtime/store/observer.js";
+import { openStore, type StoreSpec } from "../../runtime/store/open.js";
+import type { MemoryStoreStats } from "../../runtime/store/reports.js";
 import { StoreError } from "../../runtime/store/store.js";
 import { message } from "./contract.js";
 
 const test = suite("memory guard");
 
+/** A memory store with its footprint reader (which the backend hands its observer at open) as memoryStats(). */
+async function openMemory(spec: StoreSpec) {
+  let read: (() => MemoryStoreStats) | undefined;
+  const observer = { ...noopObserver, memoryStats: (reader: () => MemoryStoreStats) => void (read = reader) };
+  const store = await openStore(spec, { clock: new TestClock(), observer });
+  return Object.assign(store, { memoryStats: () => read!() });
+}
+
 test("the retained-items guard refuses a batch whole and counts the rejection", async () => {
-  const store = await openStore({ backend: "memory", memoryMaxRetainedItems: 3 }, { clock: new TestClock() });
+  const store = await openMemory({ backend: "memory", memoryMaxRetainedItems: 3 });
   await store.enqueue([message("a"), message("b")]);
   const error = await store.enqueue([message("c"), message("d")]).catch((e: StoreError) => e);
   assert.instance(error, StoreError);
@@ -30,7 +40,7 @@ test("the retained-items guard refuses a batch whole and counts the rejection", 
 });
 
 test("the retained-bytes guard counts payload and headers and frees room when messages leave", async () => {
-  const store = await openStore({ backend: "memory", memoryMaxRetainedBytes: 10_000 }, { clock: new TestClock() });
+  const store = await openMemory({ backend: "memory", memoryMaxRetainedBytes: 10_000 });
   await store.enqueue([message("big", { payload: new Uint8Array(6000) })]);
   const before = store.memoryStats()!.retainedBytesTotal;
   assert.ok(before > 6000);
@@ -49,7 +59,7 @@ test("the retained-bytes guard counts payload and headers and frees room when me
 });
 
 test("under drop_oldest the guard counts what the removal frees", async () => {
-  const store = await openStore({ backend: "memory", maxDepth: 2, dropOldest: true, memoryMaxRetainedItems: 2 }, { clock: new TestClock() });
+  const store = await openMemory({ backend: "memory", maxDepth: 2, dropOldest: true, memoryMaxRetainedItems: 2 });
   await store.enqueue([message("a"), message("b")]);
   await store.enqueue([message("c")]);
   assert.equal((await store.listMessages({ limit: 10 })).map((v) => v.id).sort(), ["b", "c"]);

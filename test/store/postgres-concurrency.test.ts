@@ -6,7 +6,7 @@ import * as assert from "uvu/assert";
 import { systemClock, TestClock } from "../../runtime/clock.js";
 import { noopObserver } from "../../runtime/store/observer.js";
 import { openStore } from "../../runtime/store/open.js";
-import { PostgresStore } from "../../runtime/store/postgres/store.js";
+import { openPostgresStore } from "../../runtime/store/postgres/store.js";
 import type { Store } from "../../runtime/store/store.js";
 import { PgSchemas } from "../helpers/pg-schema.js";
 import { postgresTestDsn, reportSkipped } from "../helpers/skip.js";
@@ -98,7 +98,7 @@ if (!dsn) {
     const INTERVAL = 60_000;
     // Opened directly: openStore's maintenance would capture at start on its own timer.
     const instance = () =>
-      PostgresStore.open({ dsn: dsn!, schema, poolSize: 2, clock, observer: noopObserver, limits: {}, trendSampleIntervalMs: INTERVAL });
+      openPostgresStore({ dsn: dsn!, schema, poolSize: 2, clock, observer: noopObserver, limits: {}, trendSampleIntervalMs: INTERVAL });
     const [a, b] = [await instance(), await instance()];
     try {
       await a.enqueue([message("sampled")]);

@@ -10,7 +10,8 @@ import { TestClock } from "../../runtime/clock.js";
 import type { StoreObserver } from "../../runtime/store/observer.js";
 import { openStore } from "../../runtime/store/open.js";
 import { SqliteConnection } from "../../runtime/store/sqlite/connection.js";
-import { StoreError, type NewMessage, type Store } from "../../runtime/store/store.js";
+import type { NewMessage } from "../../runtime/store/records.js";
+import { StoreError, type Store } from "../../runtime/store/store.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 
 const dir = makeTempDir("store-commit-durability");

@@ -8,7 +8,8 @@ import * as assert from "uvu/assert";
 import { TestClock } from "../../runtime/clock.js";
 import type { SqliteEvent, StoreObserver } from "../../runtime/store/observer.js";
 import { openStore } from "../../runtime/store/open.js";
-import { StoreError, type NewMessage, type Store } from "../../runtime/store/store.js";
+import type { NewMessage } from "../../runtime/store/records.js";
+import { StoreError, type Store } from "../../runtime/store/store.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 
 const dir = makeTempDir("store-group-commit");

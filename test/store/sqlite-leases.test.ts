@@ -9,7 +9,8 @@ import { TestClock } from "../../runtime/clock.js";
 import { openStore } from "../../runtime/store/open.js";
 import { applyMigration, SQLITE_MIGRATIONS } from "../../runtime/store/sqlite/migrations.js";
 import { prepareStatements } from "../../runtime/store/sqlite/queries.js";
-import type { NewMessage, Store } from "../../runtime/store/store.js";
+import type { NewMessage } from "../../runtime/store/records.js";
+import type { Store } from "../../runtime/store/store.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 import { message } from "./contract.js";
 

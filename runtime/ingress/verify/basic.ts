@@ -1,6 +1,6 @@
 // `auth basic "user" "pass"` (repeatable): RFC 7617 credentials, compared in constant time.
-import { safeEqual } from "./constant-time.js";
-import { fail, headerValue, type RequestHeaders, type VerifyFailure } from "./types.js";
+import { safeEqual } from "../../auth/constant-time.js";
+import { fail, headerValue, type RequestHeaders, type VerifyFailure } from "../../auth/types.js";
 
 export interface BasicCredential {
   username: string;

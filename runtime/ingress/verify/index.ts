@@ -1,12 +1,12 @@
 // One entry point for a route's ingress authentication: the route's auth as plain values in, an
 // outcome out. The ingress handler maps a refusal to its catalogue error with ingressAuthError().
+import { verifyGenericHmac, type GenericHmacOptions, type ReplayToken } from "../../auth/hmac.js";
+import { BEARER_CHALLENGE, verifyBearerToken } from "../../auth/token.js";
+import type { InboundRequest, VerifyFailureReason } from "../../auth/types.js";
 import { apiError, type ApiError } from "../../errors.js";
 import { verifyBasicAuth, type BasicCredential } from "./basic.js";
 import { forwardAuth, type ForwardAuthOptions } from "./forward.js";
-import { verifyGenericHmac, type GenericHmacOptions, type ReplayToken } from "./hmac.js";
 import { verifyProvider, type HmacProvider, type ProviderOptions } from "./providers.js";
-import { verifyBearerToken } from "./token.js";
-import type { InboundRequest, VerifyFailureReason } from "./types.js";
 
 export type IngressAuth =
   | { kind: "none" }
@@ -34,8 +34,7 @@ export type IngressAuthOutcome =
       detail?: string;
     };
 
-/** The challenges of the two HTTP authentication schemes ingress speaks; signatures have none. */
-export const BEARER_CHALLENGE = 'Bearer realm="spool"';
+/** The Basic challenge (the Bearer one is shared with the Pull and Admin APIs); signatures have none. */
 const BASIC_CHALLENGE = 'Basic realm="spool", charset="UTF-8"';
 
 const ACCEPTED: IngressAuthOutcome = Object.freeze({ ok: true });
@@ -106,8 +105,7 @@ export function ingressAuthError(outcome: Extract<IngressAuthOutcome, { ok: fals
 }
 
 export { NonceCache, type NonceClaim } from "./nonce-cache.js";
-export type { ReplayToken } from "./hmac.js";
-export type { InboundRequest, RotatingSecret, RequestHeaders, VerifyFailureReason } from "./types.js";
+export type { ReplayToken } from "../../auth/hmac.js";
+export type { InboundRequest, RotatingSecret, RequestHeaders, VerifyFailureReason } from "../../auth/types.js";
 export type { BasicCredential, ForwardAuthOptions, GenericHmacOptions, HmacProvider, ProviderOptions };
-export { verifyBearerToken, extractBearerToken } from "./token.js";
 export { HMAC_PROVIDERS } from "./providers.js";

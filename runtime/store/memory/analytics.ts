@@ -1,19 +1,9 @@
 // Queue statistics, backlog analytics and trend samples on the memory backend: scans of the table,
 // shaped by the shared arithmetic in ../backlog.ts so every backend answers alike.
 import { activeTotal, matchesSelector, queueStatsFrom, rollupTrends, summarizeAging, topQueuedReport, type BacklogRow } from "../backlog.js";
-import {
-  AGING_SCAN_LIMIT,
-  type AgingSummaryReport,
-  type BacklogState,
-  type OldestQueuedReport,
-  type QueuedBucket,
-  type QueueStats,
-  type Selector,
-  type TopQueuedReport,
-  type TrendSample,
-  type TrendsReport,
-  type TrendsRequest,
-} from "../store.js";
+import type { Selector } from "../records.js";
+import type { AgingSummaryReport, BacklogState, OldestQueuedReport, QueuedBucket, QueueStats, TopQueuedReport, TrendSample, TrendsReport, TrendsRequest } from "../reports.js";
+import { AGING_SCAN_LIMIT } from "../store.js";
 import { validateLimit } from "../validate.js";
 import type { MemoryContext } from "./context.js";
 import { oldestFirst, type MessageTable } from "./table.js";

@@ -1,6 +1,6 @@
 // Delivery attempt records of the memory backend, in creation order; listed newest first.
 import { matchesSelector } from "../backlog.js";
-import type { AttemptFilter, AttemptRecord, NewAttempt } from "../store.js";
+import type { AttemptFilter, AttemptRecord, NewAttempt } from "../records.js";
 import { validateLimit } from "../validate.js";
 
 export class AttemptLog {

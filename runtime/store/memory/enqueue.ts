@@ -1,16 +1,16 @@
 // Enqueue on the memory backend: the whole batch is checked (ids, max_depth, footprint guard) before
 // any row is stored or, under drop_policy drop_oldest, removed, so a refused batch changes nothing.
 import { positiveOrNull } from "../options.js";
-import { StoreError, type NewMessage } from "../store.js";
-import { retainedBytesOf, validateEnqueueBatch } from "../validate.js";
+import type { NewMessage } from "../records.js";
+import { StoreError } from "../store.js";
+import { retainedBytesOf } from "../validate.js";
 import type { MemoryContext } from "./context.js";
 import type { MemoryGuard } from "./guard.js";
 import { oldestFirst, type Row } from "./table.js";
 
-/** Stores the batch; returns how many queued messages it removed to make room (StoreLimits.dropOldest). */
+/** Stores the batch (validated by the facade); returns how many queued messages it removed to make room (StoreLimits.dropOldest). */
 export function enqueue(cx: MemoryContext, guard: MemoryGuard, items: readonly NewMessage[]): number {
   const { table, limits } = cx;
-  validateEnqueueBatch(items);
   items.forEach((item, index) => {
     if (table.get(item.id)) throw new StoreError("duplicate_id", `message id ${item.id} already exists`, index);
   });

@@ -1,9 +1,10 @@
 // The memory backend's retained-footprint guard (DECISIONS.md "Storage"): new messages are refused
 // with memory_pressure before the process runs out of memory, and /healthz?details=1 reports the
-// footprint and the guard's state (memoryStats).
+// footprint and the guard's state (StoreObserver.memoryStats).
 import { getHeapStatistics } from "node:v8";
 import { positiveOrNull, type StoreLimits } from "../options.js";
-import { StoreError, type MemoryStoreStats } from "../store.js";
+import type { MemoryStoreStats } from "../reports.js";
+import { StoreError } from "../store.js";
 import type { MessageTable } from "./table.js";
 
 /**

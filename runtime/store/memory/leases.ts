@@ -3,7 +3,7 @@
 import { newLeaseId } from "../../ids.js";
 import { positiveOrNull } from "../options.js";
 import type { SettledLeases, SettleKind } from "../settled-leases.js";
-import { StoreError, type DequeueRequest, type LeasedMessage, type LeaseOutcome, type LeaseScope, type NackOptions } from "../store.js";
+import type { DequeueRequest, LeasedMessage, LeaseOutcome, LeaseScope, NackOptions } from "../records.js";
 import { uniqueIds } from "../validate.js";
 import type { MemoryContext } from "./context.js";
 import type { Row } from "./table.js";
@@ -69,7 +69,6 @@ export class LeaseOps {
   }
 
   extend(leaseIds: readonly string[], leaseTtlMs: number, scope?: LeaseScope): LeaseOutcome {
-    if (!(leaseTtlMs > 0)) throw new StoreError("invalid_argument", `lease ttl must be positive, got ${leaseTtlMs}`);
     return this.settle(leaseIds, scope, null, (row, nowMs) => {
       const untilMs = Math.max(row.leaseUntilMs!, nowMs + leaseTtlMs);
       if (untilMs === row.leaseUntilMs) return;

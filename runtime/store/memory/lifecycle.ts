@@ -1,7 +1,7 @@
 // Lifecycle operations on the memory backend (cancel, requeue, resume, dlq_requeue, DLQ delete), by
 // ids or by filter (oldest received first, capped by the limit).
 import { matchesSelector } from "../backlog.js";
-import type { FilterOutcome, LifecycleFilter, LifecycleOp } from "../store.js";
+import type { FilterOutcome, LifecycleFilter, LifecycleOp } from "../records.js";
 import { lifecycleStates, uniqueIds, validateLimit } from "../validate.js";
 import type { MemoryContext } from "./context.js";
 import { oldestFirst, type Row } from "./table.js";

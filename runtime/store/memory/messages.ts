@@ -1,7 +1,7 @@
 // Reading messages on the memory backend: filtered lists (newest first) and lookups by id. Views
 // copy headers and trace, so a caller cannot change what the store holds.
 import { matchesSelector } from "../backlog.js";
-import type { MessageFilter, MessageIncludes, MessageView } from "../store.js";
+import type { MessageFilter, MessageIncludes, MessageView } from "../records.js";
 import { uniqueIds, validateLimit } from "../validate.js";
 import type { MemoryContext } from "./context.js";
 import type { Row } from "./table.js";

@@ -1,7 +1,7 @@
 // Retention on the memory backend: applies the limits once over the table, the attempt log and the
 // trend samples.
 import { positiveOrNull } from "../options.js";
-import type { PruneReport } from "../store.js";
+import type { PruneReport } from "../reports.js";
 import type { TrendLog } from "./analytics.js";
 import type { AttemptLog } from "./attempts.js";
 import type { MemoryContext } from "./context.js";

@@ -4,7 +4,7 @@
 // bytes. Queue and heap entries are deleted lazily: each carries the row version it was pushed at,
 // and a changed row makes it stale (deleting a row bumps its version too, so no lookup by id is
 // needed to recognise an entry whose row is gone: at 1M rows that lookup was a cache miss per entry).
-import type { Headers, MessageState } from "../store.js";
+import type { Headers, MessageState } from "../records.js";
 import { Heap, RunQueue } from "./heap.js";
 
 export interface Row {

@@ -1,20 +1,9 @@
 // Queue statistics and backlog analytics on PostgreSQL: the database counts and groups, the shared
 // arithmetic in ../backlog.ts shapes the reports, so every backend answers alike.
 import { activeTotal, matchesSelector, queueStatsFrom, rollupTrends, summarizeAging, topQueuedReport, type BacklogRow } from "../backlog.js";
-import {
-  AGING_SCAN_LIMIT,
-  MESSAGE_STATES,
-  type AgingSummaryReport,
-  type BacklogState,
-  type MessageState,
-  type OldestQueuedReport,
-  type QueuedBucket,
-  type QueueStats,
-  type Selector,
-  type TopQueuedReport,
-  type TrendsReport,
-  type TrendsRequest,
-} from "../store.js";
+import { MESSAGE_STATES, type MessageState, type Selector } from "../records.js";
+import type { AgingSummaryReport, BacklogState, OldestQueuedReport, QueuedBucket, QueueStats, TopQueuedReport, TrendsReport, TrendsRequest } from "../reports.js";
+import { AGING_SCAN_LIMIT } from "../store.js";
 import { validateLimit } from "../validate.js";
 import type { Sql, Tx } from "./connect.js";
 import type { PgContext, Row } from "./context.js";

@@ -1,6 +1,6 @@
 // Delivery attempt records on PostgreSQL: appended in one statement per call, listed newest first.
 import { randomBytes } from "node:crypto";
-import type { AttemptFilter, AttemptRecord, NewAttempt } from "../store.js";
+import type { AttemptFilter, AttemptRecord, NewAttempt } from "../records.js";
 import { validateLimit } from "../validate.js";
 import type { PgContext, Row } from "./context.js";
 import * as q from "./queries.js";

@@ -4,7 +4,8 @@
 import { GroupCommitter, type PendingWrite } from "../group-commit.js";
 import type { StoreObserver } from "../observer.js";
 import { positiveOrNull } from "../options.js";
-import { StoreError, type NewMessage } from "../store.js";
+import type { NewMessage } from "../records.js";
+import { StoreError } from "../store.js";
 import { isConnectionLoss, postgresStoreError, type Tx } from "./connect.js";
 import type { PgContext, Row } from "./context.js";
 import { withDeadline } from "../../deadline.js";

@@ -5,7 +5,8 @@
 import { newLeaseId } from "../../ids.js";
 import { positiveOrNull } from "../options.js";
 import type { SettleKind } from "../settled-leases.js";
-import { MAX_DEQUEUE_BATCH, MAX_LEASE_BATCH, SETTLED_LEASE_MEMORY_MS, StoreError, type DequeueRequest, type LeasedMessage, type LeaseOutcome, type LeaseScope, type NackOptions } from "../store.js";
+import type { DequeueRequest, LeasedMessage, LeaseOutcome, LeaseScope, NackOptions } from "../records.js";
+import { MAX_DEQUEUE_BATCH, MAX_LEASE_BATCH, SETTLED_LEASE_MEMORY_MS } from "../store.js";
 import { uniqueIds } from "../validate.js";
 import type { Sql } from "./connect.js";
 import { announceReady, type PgContext, type Row } from "./context.js";
@@ -211,7 +212,6 @@ export class LeaseOps {
   }
 
   async extend(leaseIds: readonly string[], leaseTtlMs: number, scope?: LeaseScope): Promise<LeaseOutcome> {
-    if (!(leaseTtlMs > 0)) throw new StoreError("invalid_argument", `lease ttl must be positive, got ${leaseTtlMs}`);
     const untilMs = this.cx.clock.now() + leaseTtlMs;
     const outcome = await this.settle(leaseIds, scope, null, q.EXTEND, [untilMs]);
     if (outcome.settled.length > 0) this.cx.ready.notifyAt(untilMs);

@@ -1,7 +1,7 @@
 // Lifecycle operations on PostgreSQL (cancel, requeue, resume, dlq_requeue, DLQ delete), by ids or
 // by filter. A filter's selection is locked before it changes, so a concurrent dequeue or mutation
 // on another instance cannot slip in between.
-import type { FilterOutcome, LifecycleFilter, LifecycleOp } from "../store.js";
+import type { FilterOutcome, LifecycleFilter, LifecycleOp } from "../records.js";
 import { lifecycleStates, uniqueIds, validateLimit } from "../validate.js";
 import { announceReady, type PgContext, type Row } from "./context.js";
 import * as q from "./queries.js";

@@ -1,6 +1,6 @@
 // Reading messages on PostgreSQL: filtered lists (newest first) and lookups by id, with payload,
 // headers and trace fetched only when asked for.
-import type { MessageFilter, MessageIncludes, MessageView } from "../store.js";
+import type { MessageFilter, MessageIncludes, MessageView } from "../records.js";
 import { uniqueIds, validateLimit } from "../validate.js";
 import type { PgContext, Row } from "./context.js";
 import * as q from "./queries.js";

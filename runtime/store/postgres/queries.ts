@@ -1,7 +1,8 @@
 // SQL text of the PostgreSQL hot paths (prepared by the driver on first use per connection) and a
 // small builder for the dynamic filters of lists and lifecycle mutations.
 import type { SettleKind } from "../settled-leases.js";
-import { MESSAGE_STATES, StoreError, type Selector } from "../store.js";
+import { MESSAGE_STATES, type Selector } from "../records.js";
+import { StoreError } from "../store.js";
 
 const leaseSelect = (byTarget: boolean, until = byTarget ? "$7" : "$6") => `
 WITH picked AS (

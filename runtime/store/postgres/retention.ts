@@ -1,7 +1,8 @@
 // Retention on PostgreSQL: applies the limits once, deleting in chunks so no statement holds many
 // row locks and other instances keep working meanwhile.
 import { positiveOrNull } from "../options.js";
-import { SETTLED_LEASE_MEMORY_MS, type PruneReport } from "../store.js";
+import type { PruneReport } from "../reports.js";
+import { SETTLED_LEASE_MEMORY_MS } from "../store.js";
 import type { PgContext } from "./context.js";
 
 const PRUNE_CHUNK = 1000;

@@ -1,7 +1,8 @@
 // The SQLite statements of the hot paths, prepared once per connection. Dynamic filters (lists,
 // lifecycle filters) go through a small cache keyed by SQL text, so they are prepared once too.
 import type Database from "better-sqlite3";
-import { MESSAGE_STATES, StoreError } from "../store.js";
+import { MESSAGE_STATES } from "../records.js";
+import { StoreError } from "../store.js";
 import type { SqliteDb } from "./open-db.js";
 
 export const MESSAGE_COLUMNS = "id, route, target, state, received_at, next_run_at, attempt, lease_id, lease_until, dead_reason";

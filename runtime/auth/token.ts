@@ -2,6 +2,9 @@
 import { matchesAny } from "./constant-time.js";
 import { fail, headerValue, type RequestHeaders, type VerifyFailure } from "./types.js";
 
+/** The challenge of a 401 for a missing or wrong bearer token (RFC 6750 §3). */
+export const BEARER_CHALLENGE = 'Bearer realm="spool"';
+
 export type BearerResult = { ok: true; token: string; matchedIndex: number } | VerifyFailure;
 
 /** The token of `Authorization: Bearer <token>`; the scheme is case-insensitive (reference §2 row 12). */

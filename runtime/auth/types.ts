@@ -1,4 +1,5 @@
-// Shapes shared by the ingress verifiers: a request as plain values in, a verdict out.
+// Shapes shared by the credential checks (ingress verifiers, Pull and Admin API tokens): a request
+// as plain values in, a verdict out.
 
 /** Node's IncomingHttpHeaders shape: lower-case names. */
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;

@@ -1,7 +1,7 @@
-// Generic `auth hmac` (DECISIONS.md "Ingress"): X-Signature = hex HMAC-SHA256 over
+// Generic `auth hmac`: X-Signature = hex HMAC-SHA256 over
 // "METHOD\npath\ntimestamp\nhex(sha256(body))", X-Timestamp in unix seconds, X-Nonce single-use
-// within the tolerance, and so is the signature (ReplayToken). The reference signs timestamp-first in code but METHOD-first in its docs
-// (reference-behaviour.md §2 row 9); DECISIONS.md fixes METHOD-first, the same order as outbound signing.
+// within the tolerance, and so is the signature (ReplayToken). METHOD comes first, as in the
+// reference's documentation (its code signs timestamp-first) and in Spool's outbound signing.
 import { createHash, createHmac } from "node:crypto";
 import { macEqual } from "./constant-time.js";
 import { secretsValidAt } from "./secrets.js";
@@ -20,7 +20,7 @@ export interface GenericHmacOptions {
 
 /**
  * What makes a verified request single-use: its nonce and its signature. The string to sign does
- * not hold the nonce (DECISIONS.md "Ingress"), so a captured request sent again with another nonce
+ * not hold the nonce (the documented format has none), so a captured request sent again with another nonce
  * still verifies; its signature, the same, is what is refused then (and a new query string, also
  * unsigned, does not change it). The caller claims both keys in the NonceCache only now that the
  * signature verified (so forged requests cannot burn nonces), commits them once the message is
