@@ -1,5 +1,5 @@
 // The audit headers every Admin mutation must carry, checked against `defaults.publish_policy`
-// (webhook-queue.md "Authentication" item 5 and 6; DECISIONS.md "Admin API"; reference §2 row 32).
+// (docs/api.md "Admin API"; docs/decisions.md D29).
 import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import type { PublishPolicy } from "../../compiler/ir.js";

@@ -1,4 +1,4 @@
-// The audit record every Admin mutation emits (webhook-queue.md "Audit records"; clarification 56:
+// The audit record every Admin mutation emits (docs/decisions.md D29:
 // recognised by `tool` and `input_hash`, `metadata` always an object).
 
 export type AuditMetadata =
@@ -21,7 +21,7 @@ export interface AuditRecord {
   tool: string;
   /** `sha256:<hex>` of the request (method, path, body). */
   input_hash: string;
-  /** "ok" or the error code the request was refused with (DECISIONS.md "Settled details"). */
+  /** "ok" or the error code the request was refused with (docs/decisions.md D29). */
   result: string;
   duration_ms: number;
   /** Who and why, from the audit headers (absent fields were not sent). */

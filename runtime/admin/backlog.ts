@@ -1,5 +1,5 @@
-// GET /backlog/top_queued, /oldest_queued, /aging_summary, /trends (webhook-queue.md "Backlog
-// analytics"; reference-behaviour §2 rows 24-27; clarification 36 for the bounds).
+// GET /backlog/top_queued, /oldest_queued, /aging_summary, /trends (docs/api.md
+// "Admin API", reads and their bounds).
 import type { Selector } from "../store/records.js";
 import type { BacklogState } from "../store/reports.js";
 import { computeTrendSignals } from "./diagnostics.js";
@@ -29,7 +29,7 @@ function selectorJson(selector: Selector): Record<string, unknown> {
 
 const seconds = (ms: number) => Math.max(0, Math.floor(ms / 1000));
 
-/** The age fields of §2 row 24, present only when there is something queued. */
+/** The age fields of top_queued, present only when there is something queued. */
 function ageFields(nowMs: number, oldestReceivedAtMs: number | null, earliestNextRunAtMs: number | null): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   if (oldestReceivedAtMs !== null) {

@@ -1,4 +1,4 @@
-// The trend signals the app's /healthz?details=1 adds (webhook-queue.md "Health details"). The
+// The trend signals the app's /healthz?details=1 adds (docs/api.md "Admin API"). The
 // Admin trends endpoint uses the same function.
 import type { TrendSignals } from "../../compiler/ir.js";
 import type { Selector } from "../store/records.js";

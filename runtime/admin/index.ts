@@ -1,7 +1,7 @@
-// The Admin API as one mountable handler (webhook-queue.md "Endpoints" › Admin sections). The app
+// The Admin API as one mountable handler (docs/api.md "Admin API"). The app
 // applies the admin bearer token and answers /healthz; everything else under the admin prefix
 // comes here. Reads answer 200 with JSON; every mutation is checked for its audit headers and
-// writes exactly one audit record, refused or not (DECISIONS.md "Settled details").
+// writes exactly one audit record, refused or not (docs/decisions.md D29).
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, apiError, storeApiError, toApiError } from "../errors.js";

@@ -1,5 +1,5 @@
-// By-ID and filter lifecycle mutations (webhook-queue.md "DLQ and by-ID lifecycle", "Filter
-// mutations", "Endpoint-scoped operations"; DECISIONS.md "Admin API"; reference §2 rows 16-17, 28).
+// By-ID and filter lifecycle mutations (docs/api.md "Admin API";
+// docs/decisions.md D25, D30).
 import { parseStrictJson } from "../http/json.js";
 import { LIFECYCLE_FROM_STATES, type LifecycleOp, type MessageState } from "../store/records.js";
 import { MAX_IDS_PER_CALL, MAX_LIST_LIMIT } from "../store/store.js";
@@ -21,7 +21,7 @@ export const ID_OPERATIONS = {
   messages_resume: { op: "resume", countField: "resumed" },
 } as const satisfies Record<string, IdOperation>;
 
-/** `{ids:[…]}` (1..1000, none empty; duplicates merged) → `{<count field>: N, audit}` (reference §2 rows 16-17). */
+/** `{ids:[…]}` (1..1000, none empty; duplicates merged) → `{<count field>: N, audit}` (docs/api.md "Admin API"). */
 export function idMutation(tool: keyof typeof ID_OPERATIONS): MutationHandler {
   const operation: IdOperation = ID_OPERATIONS[tool];
   return {

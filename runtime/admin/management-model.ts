@@ -1,5 +1,5 @@
-// The management model projections (webhook-queue.md "Application list entry", "Endpoint
-// projection", "Management model"; clarification 43 for the counts). Pure functions of the config.
+// The management model projections (docs/api.md "Admin API",
+// counts included). Pure functions of the config.
 import { routeTargets, type Route, type SpoolConfig } from "../../compiler/ir.js";
 import { apiError } from "../errors.js";
 import { refuseQuery } from "./params.js";

@@ -1,7 +1,7 @@
 // PUT and DELETE /applications/{a}/endpoints/{e}: an audited rewrite of the Spoolfile's label
-// statements followed by a reload (webhook-queue.md "Management model endpoints"; DECISIONS.md
-// "Config language": only the changed statements are touched, atomic write, restore on a failed
-// reload; clarifications 44-45: the change is live when the response returns).
+// statements followed by a reload (docs/api.md "Admin API"; docs/decisions.md
+// D5: only the changed statements are touched, atomic write, restore on a failed
+// reload; the change is live when the response returns).
 import { readFile } from "node:fs/promises";
 import { setRouteLabels, writeFileAtomically } from "../../compiler/index.js";
 import { routeTargets, type Route } from "../../compiler/ir.js";
@@ -78,7 +78,7 @@ export function deleteEndpointMapping(): MutationHandler {
     async run(request) {
       refuseQuery(request);
       // No label check: a name no endpoint could have names no endpoint, so it is 404 like any
-      // other unknown one (DECISIONS.md "Settled details"); only a PUT, which creates, checks it.
+      // other unknown one (docs/decisions.md D30); only a PUT, which creates, checks it.
       const { application, endpoint_name: endpointName } = request.params;
       parseStrictJson(await request.body(), {}, { allowEmpty: true });
       const { deps } = request;
@@ -110,7 +110,7 @@ function sameDelivery(from: Route, to: Route): boolean {
 
 /**
  * Queued or leased messages of a route would be stranded outside the endpoint's view by a move or
- * removal (reference-behaviour §2 row 30): drain or cancel them first.
+ * removal (docs/api.md "Admin API"): drain or cancel them first.
  */
 async function refuseActiveBacklog(deps: AdminDeps, routePath: string): Promise<void> {
   for (const state of ["queued", "leased"] as const) {

@@ -1,5 +1,5 @@
-// Query-string and body value rules shared by every Admin endpoint (webhook-queue.md "Queue reads",
-// "Backlog analytics", clarification 36): one place decides what a valid route, limit, state or
+// Query-string and body value rules shared by every Admin endpoint (docs/api.md
+// "Admin API"): one place decides what a valid route, limit, state or
 // RFC 3339 instant is, so reads and mutations agree.
 import { apiError, type ErrorCode } from "../errors.js";
 import { MAX_DURATION_TEXT, parseDurationMs, parseRfc3339Ms } from "../../compiler/index.js";

@@ -1,5 +1,5 @@
-// Validation of one publish item against its route (webhook-queue.md "Publish (global)" rules 2
-// and 4; clarification 41). Pure: the caller supplies the route and gets a NewMessage or an ApiError
+// Validation of one publish item against its route (docs/api.md "Admin API",
+// publish). Pure: the caller supplies the route and gets a NewMessage or an ApiError
 // carrying the item's 0-based index.
 import { isHttpHeaderValue, isHttpToken, routeTargets, type Route } from "../../compiler/index.js";
 import { apiError } from "../errors.js";
@@ -34,7 +34,7 @@ export function headerProblem(name: string, value: string): string | undefined {
   return undefined;
 }
 
-/** Σ(name + value) bytes, as ingress measures max_headers (reference-behaviour §2 row 3). */
+/** Σ(name + value) bytes, as ingress measures max_headers (docs/decisions.md D10). */
 export function headersBytes(headers: Readonly<Record<string, string>>): number {
   let total = 0;
   for (const [name, value] of Object.entries(headers)) total += Buffer.byteLength(name, "latin1") + Buffer.byteLength(value, "latin1");
@@ -88,7 +88,7 @@ export function buildMessage(item: PublishItemInput, route: Route, target: strin
   if (size > route.maxHeadersBytes) {
     throw apiError("headers_too_large", `headers of ${size} bytes exceed max_headers ${route.maxHeadersBytes} of route ${route.path}`, at);
   }
-  // DECISIONS.md "Ingress": stored headers never hold credentials, whoever supplies them; a push
+  // docs/decisions.md D11: stored headers never hold credentials, whoever supplies them; a push
   // target would otherwise receive the publisher's Authorization or Cookie.
   const headers = Object.fromEntries(Object.entries(given).filter(([name]) => !isCredentialHeader(name)));
 

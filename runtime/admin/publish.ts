@@ -1,6 +1,6 @@
 // POST /messages/publish (direct) and POST /applications/{a}/endpoints/{e}/messages/publish
-// (managed): webhook-queue.md "Publish (global)" rules 1-6, "Endpoint-scoped operations",
-// "Authentication" item 6; DECISIONS.md "Admin API"; clarifications 39-42.
+// (managed): docs/api.md "Admin API" (publish, endpoint-scoped operations, audit headers);
+// docs/decisions.md D29.
 //
 // The whole batch is preflighted (policy, route, target, payload, headers, duplicate ids within the
 // batch and in the store) before one all-or-nothing enqueue, so a refused batch writes nothing and
@@ -27,11 +27,11 @@ const ITEM_FIELDS = {
 const GLOBAL_SCHEMA = {
   items: { type: "object[]", required: true, of: { ...ITEM_FIELDS, route: { type: "string" }, target: { type: "string" } } },
 } as const;
-// Scoped items carry id, payload_b64 and headers (spec "Publish item"); route, application and
+// Scoped items carry id, payload_b64 and headers (docs/api.md "Admin API"); route, application and
 // endpoint_name are parsed only to be refused with selector_scope_forbidden naming the item, since
 // the path decides them. `target` picks one of the endpoint's targets: it is needed where the
 // endpoint's route delivers to several (as on global publish), may repeat a single target, and is
-// 400 managed_target_mismatch when the endpoint has no such target (reference-behaviour §2 row 31).
+// 400 managed_target_mismatch when the endpoint has no such target (docs/api.md "Error catalogue").
 // Anything else is an unknown field (invalid_body).
 const SCOPED_SCHEMA = {
   items: {
@@ -183,7 +183,7 @@ const POLICY_CODES = new Set([
 ]);
 const STORE_CODES = new Set(["store_unavailable", "memory_pressure", "internal_error"]);
 
-/** spool_publish_rejected_* by the kind of refusal (spec "Metrics"). */
+/** spool_publish_rejected_* by the kind of refusal (docs/operations.md "Metrics"). */
 export function countPublishRefusal(deps: AdminDeps, error: ApiError, scoped: boolean): void {
   const publish = deps.metrics?.publish;
   if (!publish) return;

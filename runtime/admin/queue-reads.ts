@@ -1,5 +1,5 @@
 // GET /messages, GET /dlq, GET /attempts and the endpoint-scoped message list
-// (webhook-queue.md "Queue reads", "Endpoint-scoped operations"; clarifications 31-32, 36-37).
+// (docs/api.md "Admin API", reads).
 import type { AttemptOutcome, MessageFilter, MessageState } from "../store/records.js";
 import { QueryReader, invalidQuery } from "./params.js";
 import type { AdminRequest } from "./request.js";

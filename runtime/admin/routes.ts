@@ -1,5 +1,5 @@
 // The Admin route table: path pattern → handler per method. A known path with an unknown method is
-// 405 method_not_allowed with `Allow` (clarification 38); an unknown path is left to the app (404).
+// 405 method_not_allowed with `Allow` (docs/api.md "Admin API"); an unknown path is left to the app (404).
 import { agingSummary, oldestQueued, topQueued, trends } from "./backlog.js";
 import { globalFilterMutation, idMutation, scopedFilterMutation } from "./lifecycle.js";
 import { deleteEndpointMapping, putEndpointMapping } from "./management-write.js";

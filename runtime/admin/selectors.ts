@@ -1,12 +1,12 @@
 // Resolving what a request names (a route path or an application+endpoint_name pair) against the
-// config, and the managed-selector rules of filter mutations (webhook-queue.md "Filter mutations";
-// DECISIONS.md "Settled details"; clarifications 46-47).
+// config, and the managed-selector rules of filter mutations (docs/decisions.md
+// D30).
 import type { Route, SpoolConfig } from "../../compiler/ir.js";
 import { apiError } from "../errors.js";
 
 /**
  * On endpoint-scoped paths the URL path is the selector: these fields in a query or body are
- * refused with 400 selector_scope_forbidden (clarification 46; reference-behaviour §2 row 31).
+ * refused with 400 selector_scope_forbidden (docs/decisions.md D30).
  */
 export const SCOPED_SELECTOR_FIELDS = {
   route: "route is set by the endpoint path and may not be given",
@@ -37,7 +37,7 @@ export function findEndpoint(config: SpoolConfig, application: string, endpointN
   return route ? { application, endpointName, route } : undefined;
 }
 
-/** 404 managed_endpoint_not_found when the pair names no labelled route (DECISIONS.md "Settled details"). */
+/** 404 managed_endpoint_not_found when the pair names no labelled route (docs/decisions.md D30). */
 export function requireEndpoint(config: SpoolConfig, application: string, endpointName: string): ManagedEndpoint {
   const endpoint = findEndpoint(config, application, endpointName);
   if (!endpoint) {

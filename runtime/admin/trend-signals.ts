@@ -1,5 +1,5 @@
-// Backlog trend signals and the operator actions they call for (reference-behaviour §1.3
-// `defaults.trend_signals`, §2 row 27). Pure: samples and thresholds in, signals out.
+// Backlog trend signals and the operator actions they call for (`defaults.trend_signals`,
+// docs/spoolfile.md; docs/decisions.md D53). Pure: samples and thresholds in, signals out.
 import type { TrendSignals } from "../../compiler/ir.js";
 
 export interface BacklogSample {

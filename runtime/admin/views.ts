@@ -1,4 +1,4 @@
-// JSON projections of store records for Admin responses (reference-behaviour §2 rows 21-23):
+// JSON projections of store records for Admin responses (docs/api.md "Admin API"):
 // snake_case fields, RFC 3339 times, payloads in base64.
 import type { AttemptRecord, MessageView } from "../store/records.js";
 import { formatRfc3339 } from "./params.js";
