@@ -1,5 +1,5 @@
 // The admin listener's front door: bare `GET /healthz` answers without a token; everything else
-// needs the admin bearer token when one is configured (401 unauthorized, clarifications.md 34),
+// needs the admin bearer token when one is configured (401 unauthorized, docs/decisions.md D28),
 // then goes to health details or the Admin API's routes; what nobody handles is 404 not_found.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isLoopbackHost } from "../compiler/index.js";

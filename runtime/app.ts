@@ -116,7 +116,7 @@ const DEFAULT_HTTP: Omit<HttpServerOptions, "maxHeaderSize"> = {
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 5_000,
 };
-/** The default of stop(): running deliveries and requests in flight get this long (DECISIONS.md "Settled details": 10 s, exit within 15 s). */
+/** The default of stop(): running deliveries and requests in flight get this long (docs/decisions.md D54: 10 s, exit within 15 s). */
 export const DEFAULT_STOP_DEADLINE_MS = 10_000;
 
 /** Per-config state, replaced as a whole by reload. */
@@ -195,7 +195,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       version: deps.version,
       clock,
       queueSnapshot: () => queueSnapshot(),
-      // The queue stats source below is the one cache (≤2 s stale, DECISIONS.md "Settled details");
+      // The queue stats source below is the one cache (≤2 s stale, docs/decisions.md D32);
       // a second 2 s cache in the metrics would let gauges lag by up to 4 s. Scrape-level reuse stays.
       snapshotMaxAgeMs: 0,
       onSnapshotError: (error) => logger.warn("queue_snapshot_failed", { error }),
@@ -326,7 +326,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
 
   function stop(deadlineMs = DEFAULT_STOP_DEADLINE_MS): Promise<void> {
     stopping ??= (async () => {
-      // Open long polls answer at once with empty items (DECISIONS.md "Settled details": SIGTERM).
+      // Open long polls answer at once with empty items (docs/decisions.md D54).
       shutdown.abort(new Error("spool is stopping"));
       const closing: Promise<unknown>[] = listeners.map(({ listener }) => listener.close(deadlineMs));
       if (metricsListener) closing.push(metricsListener.close(Math.min(deadlineMs, 1_000)));

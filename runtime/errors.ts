@@ -3,14 +3,13 @@
 //
 // Store failures reach clients through storeApiError() below, the one StoreError → API error mapping.
 //
-// Sources, in order of authority: DECISIONS.md ("Ingress", "Admin API", "Pull API"), the spec's
-// Pull API and Admin API tables (webhook-queue.md "Errors"), then reference-behaviour.md §2 row 31/34
-// for the extra codes Spool uses.
+// The catalogue is docs/api.md "Error catalogue"; the decisions behind its statuses are in
+// docs/decisions.md (ingress D10–D17, Pull API D18–D24, Admin API D25–D32).
 
 import { StoreError, type StoreErrorCode } from "./store/store.js";
 
 export const ERROR_STATUS = {
-  // Pull API table (webhook-queue.md "Errors").
+  // Pull API (docs/api.md "Pull API").
   invalid_body: 400,
   unauthorized: 401,
   forbidden: 403,
@@ -18,7 +17,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   queue_overload: 503,
 
-  // Admin API table (webhook-queue.md "Errors").
+  // Admin API (docs/api.md "Admin API").
   invalid_query: 400,
   not_found: 404,
   method_not_allowed: 405,
@@ -41,14 +40,14 @@ export const ERROR_STATUS = {
   audit_request_id_required: 400,
   audit_actor_not_allowed: 403,
 
-  // DECISIONS.md "Ingress" and "Admin API".
+  // Ingress and Admin API (docs/api.md "Ingress", "Admin API").
   bad_request: 400,
   adaptive_backpressure: 503,
   memory_pressure: 503,
   store_unavailable: 503,
   audit_reason_required: 400,
 
-  // reference-behaviour.md §2 rows 30, 31 and 34: codes beyond the spec's tables that Spool keeps.
+  // Codes the reference system also uses, kept by Spool (docs/api.md "Error catalogue").
   route_not_found: 404,
   target_unresolvable: 400,
   managed_target_mismatch: 400,
@@ -67,7 +66,7 @@ export const ERROR_STATUS = {
   management_apply_failed: 409,
 
   // Spool: `auth forward` could not get an answer (timeout, network error, 5xx), so ingress fails
-  // closed with 503 (reference-behaviour.md §7 item 11) under a code of its own.
+  // closed with 503 (docs/api.md "Error catalogue") under a code of its own.
   auth_unavailable: 503,
 
   // Spool: an `Expect` header other than 100-continue (RFC 9110 §10.1.1), which Node answered with an
@@ -95,8 +94,8 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
  */
 export type ErrorSurface = "api" | "ingress";
 
-// queue_full is 429 on publish (webhook-queue.md Admin table and Limits) but 503 on ingress
-// (clarifications.md 22, DECISIONS.md "Ingress": senders such as GitHub retry 5xx, not 429).
+// queue_full is 429 on publish (docs/api.md "Admin API") but 503 on ingress
+// (docs/decisions.md D16: senders such as GitHub retry 5xx, not 429).
 export const SURFACE_STATUS_OVERRIDES: Readonly<Record<ErrorSurface, Partial<Record<ErrorCode, number>>>> = {
   api: {},
   ingress: { queue_full: 503 },

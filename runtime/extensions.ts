@@ -11,7 +11,7 @@ export interface ExtensionOptions {
   readonly configPath: string;
   /** How a rewritten file is compiled before it is applied (the same options `spool run` loads with). */
   readonly compileOptions: CompileOptions;
-  /** Where audit lines go (stderr by default: webhook-queue.md "Audit records"). */
+  /** Where audit lines go (stderr by default: docs/decisions.md D29). */
   readonly writeAuditLine?: (line: string) => void;
 }
 

@@ -1,6 +1,6 @@
 import { randomFillSync } from "node:crypto";
 
-// Store-generated ids keep the reference system's shape (reference-behaviour §2 row 37): a prefix
+// Store-generated ids keep the reference system's shape (docs/decisions.md D47): a prefix
 // plus 16 hex characters. Publish supplies its own message ids.
 //
 // Lease ids are 8 random bytes: holding one lets a worker settle a message, so they must not be

@@ -1,6 +1,6 @@
 // The HTTP listeners of a config. Ingress, the Pull API and the Admin API may share one identical
-// listen address when their prefixes do not overlap (reference-behaviour.md §1.3 "Shared
-// listener"); each request then goes to the mount with the longest matching prefix, ingress
+// listen address when their prefixes do not overlap (docs/spoolfile.md
+// "Routes"); each request then goes to the mount with the longest matching prefix, ingress
 // (no prefix) taking what is left. Metrics always has a listener of its own.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ListenAddress, SpoolConfig, TlsConfig } from "../compiler/ir.js";
@@ -130,7 +130,7 @@ function dispatcher(plan: ListenerPlan, options: StartListenersOptions) {
 /**
  * The mount a path falls in. The prefix-less mount (ingress, or an API configured without a prefix)
  * takes what the prefixed ones leave. A path outside every prefix of an address without one is not
- * served (the Pull and Admin APIs live only under their prefix, clarifications.md 29): it gets the
+ * served (the Pull and Admin APIs live only under their prefix, docs/spoolfile.md): it gets the
  * last mount, whose prefix it is not within.
  */
 function mountFor(plan: ListenerPlan, path: string): MountPlan {

@@ -1,4 +1,4 @@
-// Which config changes a running instance can take (reference-behaviour.md §2 row 38): routes,
+// Which config changes a running instance can take (docs/decisions.md D55): routes,
 // auth, rate limits (ingress, route and pull_api), labels, pull tokens and limits, admin tokens and
 // defaults are live; listeners, prefixes, TLS, the backend, queue limits and retention (the store was
 // opened with them, and samples trends every expected_capture_interval) and observability outputs need a restart, and a reload that changes any of them

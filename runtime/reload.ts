@@ -1,6 +1,6 @@
 // Hot reload (`--watch`, SIGHUP with --pid-file): compile the new file fully first; an invalid file
 // keeps the old config serving and is logged; a valid one is handed to the app, which applies it
-// atomically or refuses it when it needs a restart (clarifications.md 19–20, reference §2 row 38).
+// atomically or refuses it when it needs a restart (docs/decisions.md D55).
 import { lstatSync, readlinkSync, statSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { LOG_DIAGNOSTICS_HINT } from "../compiler/index.js";

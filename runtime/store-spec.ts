@@ -10,13 +10,13 @@ export interface StoreLocation {
 }
 
 /**
- * Trend samples are kept 30 days (reference-behaviour.md §2 row 27) and captured every
+ * Trend samples are kept 30 days (docs/decisions.md D53) and captured every
  * `defaults.trend_signals.expected_capture_interval` (default 1m, the reference's fixed interval),
  * so the sampling_stale signal measures the sampler it expects.
  */
 const TREND_RETENTION_MS = 30 * 86_400_000;
 // The memory backend must refuse with memory_pressure before the process runs out of heap
-// (spec "Metrics"; DECISIONS.md "Storage"). The Spoolfile has no knob for it, so the guard is
+// (docs/decisions.md D46). The Spoolfile has no knob for it, so the guard is
 // half of the V8 heap limit: room for the payloads plus the rest of the process.
 const MEMORY_HEAP_SHARE = 0.5;
 

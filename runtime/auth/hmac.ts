@@ -25,7 +25,7 @@ export interface GenericHmacOptions {
  * unsigned, does not change it). The caller claims both keys in the NonceCache only now that the
  * signature verified (so forged requests cannot burn nonces), commits them once the message is
  * stored and releases them if the message is refused, so the sender's retry is accepted
- * (reference §2 row 10).
+ * (docs/decisions.md D14).
  */
 export interface ReplayToken {
   /** `nonce:<nonce>` and `mac:<signature, lower-case hex>`. */

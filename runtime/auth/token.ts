@@ -7,7 +7,7 @@ export const BEARER_CHALLENGE = 'Bearer realm="spool"';
 
 export type BearerResult = { ok: true; token: string; matchedIndex: number } | VerifyFailure;
 
-/** The token of `Authorization: Bearer <token>`; the scheme is case-insensitive (reference §2 row 12). */
+/** The token of `Authorization: Bearer <token>`; the scheme is case-insensitive. */
 export function extractBearerToken(headers: RequestHeaders): string | undefined | null {
   const authorization = headerValue(headers, "authorization");
   if (authorization === undefined) return undefined;

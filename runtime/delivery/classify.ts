@@ -1,5 +1,5 @@
-// Maps what happened to one delivery attempt onto the spec's outcomes
-// (DECISIONS "Push and exec"; reference-behaviour §2 row 4).
+// Maps what happened to one delivery attempt onto the documented outcomes
+// (docs/delivery.md; docs/decisions.md D34).
 
 export type DeadReason = "no_retry" | "max_retries" | "policy_denied";
 

@@ -1,4 +1,4 @@
-// The lease → deliver → settle loop for push and exec routes (issue 6; DECISIONS "Push and exec").
+// The lease → deliver → settle loop for push and exec routes (issue 6; docs/delivery.md).
 // It talks to the store through the narrow DeliveryQueue below (the lead adapts the real Store to it)
 // and gets every setting as plain values: no config text, no IR parsing here.
 import { setMaxListeners } from "node:events";
@@ -108,7 +108,7 @@ const leaseSlackMs = 5_000;
 
 /**
  * A lease outlives its delivery: max(30 s, the longest one delivery can take + slack). The
- * reference (§2 row 6) multiplies by the batch, whose messages it delivers one after another;
+ * reference system multiplies by the batch, whose messages it delivers one after another;
  * here every leased message starts its delivery at once (a batch is the free slots), so a message
  * whose delivery was cut off (a crash, a shutdown past its drain) is delivered again after one
  * delivery's worst case, not after the whole batch's (205 s at the defaults, hours at a large
@@ -328,7 +328,7 @@ export function createDispatcher(initial: DispatcherConfig, deps: DispatcherDeps
     for (const route of config.routes) {
       if (route.targets.length === 0) continue;
       const shares = shareConcurrency(Math.max(1, route.concurrency), route.targets.length);
-      // One lease TTL per route, from its slowest target (reference-behaviour §2 row 6).
+      // One lease TTL per route, from its slowest target (docs/delivery.md).
       const leaseTimeoutMs = Math.max(...route.targets.map(deliveryWorstCaseMs));
       route.targets.forEach((settings, i) => {
         const key = workerKey(route.route, settings.target);

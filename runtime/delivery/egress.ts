@@ -1,4 +1,4 @@
-// Egress policy for push delivery (DECISIONS "Push and exec"; reference-behaviour §1.3 defaults.egress).
+// Egress policy for push delivery (docs/decisions.md D36; docs/delivery.md "Egress policy").
 // The decision is a pure function of (policy, host, resolved addresses) in compiler/egress.ts; the undici Agent built here
 // applies it at connect time to the very addresses the socket connects to, so a name that resolves
 // to a public address when checked and to 127.0.0.1 when connecting (DNS rebinding) is still refused.

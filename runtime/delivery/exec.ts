@@ -1,5 +1,5 @@
-// One exec delivery attempt: a process per message, payload on stdin (DECISIONS "Push and exec";
-// clarification 51; reference-behaviour §2 row 8). Process hygiene is the point of this file: the
+// One exec delivery attempt: a process per message, payload on stdin (docs/decisions.md
+// D37; docs/delivery.md "Exec"). Process hygiene is the point of this file: the
 // program leads its own process group so a timeout kills it and everything it spawned, its output is
 // read continuously but kept bounded, and lingering pipes never hold the worker.
 import { timerDelayMs } from "../clock.js";
@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import type { AttemptResult } from "./classify.js";
 
 export interface ExecInput {
-  /** Absolute path of the program (clarification 9). */
+  /** Absolute path of the program (docs/decisions.md D37). */
   readonly program: string;
   readonly args?: readonly string[];
   readonly body: Buffer;
@@ -25,7 +25,7 @@ export interface ExecInput {
   /** How long to wait for stdout/stderr to close after the program exits. Default 2 s. */
   readonly pipeGraceMs?: number;
   /**
-   * 0 (default): on timeout the group gets SIGKILL at once, as clarification 51 says — the message is
+   * 0 (default): on timeout the group gets SIGKILL at once, as docs/decisions.md D37 says — the message is
    * retried anyway, and a SIGTERM handler could only delay the worker. >0: SIGTERM first, SIGKILL after this.
    */
   readonly killGraceMs?: number;

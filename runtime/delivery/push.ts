@@ -1,4 +1,4 @@
-// One HTTP push delivery attempt (DECISIONS "Push and exec"; clarification 49; reference-behaviour §2 row 6).
+// One HTTP push delivery attempt (docs/decisions.md D35; docs/delivery.md "Push").
 // Returns the attempt's outcome as a value; throws only when the caller's signal aborts (shutdown),
 // in which case nothing is settled and the lease runs out on its own.
 import { timerDelayMs } from "../clock.js";

@@ -1,6 +1,6 @@
 // The narrow store surface the delivery dispatcher needs. The lead adapts the real Store to it;
-// tests use an in-memory fake. Shapes follow the Store contract (ARCHITECTURE.md) and the attempt
-// record of reference-behaviour §2 row 21.
+// tests use an in-memory fake. Shapes follow the Store contract (docs/architecture.md) and the attempt
+// record of docs/api.md "Admin API".
 
 export interface Leased {
   readonly leaseId: string;

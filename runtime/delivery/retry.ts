@@ -1,11 +1,11 @@
-// Push/exec retry schedule (DECISIONS "Push and exec"; reference-behaviour §2 row 5).
+// Push/exec retry schedule (docs/decisions.md D34).
 // Pure: the caller passes the attempt number, a random source and any Retry-After it saw.
 import type { RetryPolicy } from "../../compiler/ir.js";
 
 /** The IR's policy: `retry … max N` allows N retries, so at most N+1 deliveries; defaults in compiler/defaults.ts. */
 export type { RetryPolicy };
 
-/** A receiver may ask for a longer wait, but never for longer than this (DECISIONS "Push and exec"). */
+/** A receiver may ask for a longer wait, but never for longer than this (docs/decisions.md D34). */
 export const retryAfterCapMs = 3_600_000;
 
 export type RetryDecision = { retry: true; delayMs: number } | { retry: false; deadReason: "max_retries" };

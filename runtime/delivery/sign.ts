@@ -1,7 +1,7 @@
-// Outbound request signing (DECISIONS "Push and exec"; clarification 50; reference-behaviour §2 row 7).
+// Outbound request signing (docs/decisions.md D35; docs/delivery.md "Signing").
 // The caller passes the time, so a test can compute the expected signature independently. A `file:`
-// secret is read again when its last read is FILE_SECRET_REFRESH_MS old (reference-behaviour §2
-// row 7), so a rotated file takes effect without a reload.
+// secret is read again when its last read is FILE_SECRET_REFRESH_MS old (docs/delivery.md
+// "Signing"), so a rotated file takes effect without a reload.
 import { createHash, createHmac } from "node:crypto";
 import { readSecretFile } from "../../compiler/context.js";
 import { decodeStandardWebhooksKey } from "../../compiler/index.js";

@@ -1,5 +1,5 @@
-// The body of GET /healthz?details=1 (webhook-queue.md "Health details", reference-behaviour.md
-// §2 row 35): queue diagnostics from the cached stats, ingress, delivery and tracing counters, the memory
+// The body of GET /healthz?details=1 (docs/api.md "Admin API",
+// docs/operations.md "Health"): queue diagnostics from the cached stats, ingress, delivery and tracing counters, the memory
 // store's footprint, and the config generation so deploy tooling can confirm a reload.
 import type { MemoryStoreStats, QueuedBucket, QueueStats } from "../store/reports.js";
 import { DEAD_REASON_LABELS, type DeadReasonLabel, type SpoolMetrics } from "../observability/metrics.js";
@@ -87,7 +87,7 @@ async function ingressDiagnostics(metrics: SpoolMetrics): Promise<Record<string,
   };
 }
 
-/** The tracing counters (webhook-queue.md "Health details"): whether tracing runs, and how often it failed to start or export. */
+/** The tracing counters (docs/api.md "Admin API"): whether tracing runs, and how often it failed to start or export. */
 export async function tracingDiagnostics(metrics: SpoolMetrics): Promise<Record<string, unknown>> {
   const enabled = (await metrics.tracing.enabled.get()).values.some((value) => value.value === 1);
   return {

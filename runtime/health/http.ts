@@ -21,7 +21,7 @@ export interface HealthDeps {
 }
 
 export interface HealthEndpoint {
-  /** True for the one request that needs no admin token: bare `GET /healthz` (clarifications.md 34). */
+  /** True for the one request that needs no admin token: bare `GET /healthz` (docs/decisions.md D28). */
   isBareProbe(req: IncomingMessage, path: string): boolean;
   /** Handles /healthz (bare or with a query); false for any other path. */
   handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean>;

@@ -1,6 +1,6 @@
 // One cached view of the queue for everything that reads it per request or per scrape: health
 // details, the queue gauges and adaptive backpressure. Loaded at most once per second under load,
-// never served more than 2 s stale (DECISIONS.md "Settled details"): when the store cannot answer,
+// never served more than 2 s stale (docs/decisions.md D32): when the store cannot answer,
 // readers get the failure (health details report queue.ok false, the gauges read NaN).
 import type { Clock } from "../clock.js";
 import type { QueueStats } from "../store/reports.js";

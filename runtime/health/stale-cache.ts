@@ -1,7 +1,7 @@
 // A value refreshed in the background: fresh values are served as they are, values past
 // `refreshAfterMs` are served stale while one refresh runs, and values past `maxAgeMs` are waited
-// for (DECISIONS.md "Settled details": health details and queue gauges are at most 2 s stale; the
-// spec asks for stale-while-refresh under heavy load, so a burst of probes makes one store query).
+// for (docs/decisions.md D32: health details and queue gauges are at most 2 s stale, with
+// stale-while-refresh under heavy load, so a burst of probes makes one store query).
 import type { Clock } from "../clock.js";
 import { withDeadline } from "../deadline.js";
 

@@ -141,7 +141,7 @@ export function readBody(req: IncomingMessage, options: ReadBodyOptions): Promis
 
 /**
  * Size of the request headers as Σ(name + value) bytes over every header line, as the reference
- * measures `max_headers` (reference-behaviour.md §2 row 3). rawHeaders keeps repeated headers as
+ * measures `max_headers` (docs/decisions.md D10). rawHeaders keeps repeated headers as
  * separate lines, so each repetition counts. Node decodes header bytes as Latin-1, one character
  * per byte, so a string's length is its size on the wire.
  */

@@ -1,4 +1,4 @@
-// Strict JSON request bodies shared by the Pull and Admin APIs (webhook-queue.md "Endpoints":
+// Strict JSON request bodies shared by the Pull and Admin APIs (docs/api.md "Pull API", "Admin API":
 // unknown fields and trailing documents give 400). A schema is plain data, so each handler states
 // its body once and gets a typed value back.
 import { apiError, type ApiError } from "../errors.js";

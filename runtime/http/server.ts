@@ -53,7 +53,7 @@ export interface SpoolHttpServer {
   readonly server: Server;
   /** True once close has begun; handlers can answer 503 or end long-polls early. */
   readonly closing: boolean;
-  /** Aborted when close begins: pass it to long-polls so they answer at once with empty items (DECISIONS.md "SIGTERM"). */
+  /** Aborted when close begins: pass it to long-polls so they answer at once with empty items (docs/decisions.md D54). */
   readonly shutdownSignal: AbortSignal;
   listen(address: string | ListenAddress): Promise<HttpListener>;
 }
@@ -184,7 +184,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   server.headersTimeout = options.headersTimeoutMs;
 
   // Parser-level refusals answer before any handler runs. A header block over maxHeaderSize is 413
-  // headers_too_large, the status the catalogue gives max_headers (DECISIONS.md "Ingress"), not
+  // headers_too_large, the status the catalogue gives max_headers (docs/decisions.md D10), not
   // Node's 431; a slow client cut off by headersTimeout gets 408.
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable || socket.destroyed) return;

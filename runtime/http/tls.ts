@@ -17,7 +17,7 @@ export interface ListenerTls {
 }
 
 /**
- * The client_auth modes (reference-behaviour §1.3, Caddy's names): `none` asks for no certificate;
+ * The client_auth modes (docs/spoolfile.md "TLS", Caddy's names): `none` asks for no certificate;
  * `request` asks and accepts any answer; `require_any` needs a certificate, verified or not;
  * `verify_if_given` verifies one when it is sent; `require_and_verify` needs one that client_ca
  * vouches for.

@@ -1,5 +1,5 @@
 // The access log (observability `access_log`): one JSON object per request on the ingress, Pull
-// and Admin listeners (clarifications.md 55).
+// and Admin listeners (docs/operations.md "Logs").
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { redactText } from "./redact.js";

@@ -1,10 +1,10 @@
-// Every spool_* metric family of the spec's Metrics table (webhook-queue.md "Metrics", svc → spool),
+// Every spool_* metric family of docs/operations.md "Metrics",
 // declared once. Code increments the typed handles returned here, never a metric looked up by name.
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { LabelledCounter, LabelledHistogram } from "./series.js";
 import { SnapshotCache, type NowClock } from "./snapshot-cache.js";
 
-/** Bumped when a family is added, renamed or relabelled; dashboards gate on it (spec "Versioning"). */
+/** Bumped when a family is added, renamed or relabelled; dashboards gate on it (docs/operations.md "Metrics"). */
 export const METRICS_SCHEMA_VERSION = "1.0.0";
 
 export type StoreBackend = "sqlite" | "memory" | "postgres";
@@ -36,11 +36,11 @@ export interface MemoryStoreSnapshot {
 
 export interface MetricsOptions {
   backend: StoreBackend;
-  /** `spool version` string; a leading "v" is dropped (clarifications.md 18). */
+  /** `spool version` string; a leading "v" is dropped (docs/cli.md). */
   version: string;
   queueSnapshot: () => Promise<QueueSnapshot>;
   clock: NowClock;
-  /** Queue gauges are at most this stale; 2 s by DECISIONS.md. */
+  /** Queue gauges are at most this stale; 2 s by docs/decisions.md D32. */
   snapshotMaxAgeMs?: number;
   /** Called when the snapshot provider fails; the queue and memory gauges then read NaN and the lease gauge has no series. */
   onSnapshotError?: (error: unknown) => void;
@@ -64,7 +64,7 @@ export function createMetrics(options: MetricsOptions) {
   const snapshot = () => snapshots.get(options.onSnapshotError);
 
   // Values computed at scrape time from the cached snapshot. Depth is emitted for all three states,
-  // zeros included (DECISIONS.md "Settled details"). While the store cannot answer, the queue gauges
+  // zeros included (docs/operations.md "Metrics"). While the store cannot answer, the queue gauges
   // read NaN (unknown) rather than a made-up zero or a value frozen at the last answer, and the
   // lease gauge has no series.
   const queue = {
@@ -114,7 +114,7 @@ export function createMetrics(options: MetricsOptions) {
     adaptiveBackpressure: counter("spool_ingress_adaptive_backpressure_total", "Adaptive backpressure trips by reason.", ["reason"]),
     adaptiveBackpressureApplied: counter("spool_ingress_adaptive_backpressure_applied_total", "Ingress requests refused by adaptive backpressure."),
   };
-  // The refusals the spec names (webhook-queue.md "Metrics": memory_pressure, queue_full and
+  // The refusals docs/operations.md "Metrics" names (memory_pressure, queue_full and
   // adaptive_backpressure, each 503 on ingress) are exported at 0 from the start, so an alert on
   // their rate has a series to read before the first refusal, as the reference exports them.
   for (const reason of ["memory_pressure", "queue_full", "adaptive_backpressure"]) ingress.rejectedByReason.inc({ reason, status: "503" }, 0);
@@ -161,7 +161,7 @@ export function createMetrics(options: MetricsOptions) {
   };
 
   // Backend-specific families exist only for the active backend: an absent series means
-  // "not emitted", not zero (spec "Metrics"; DECISIONS.md: a memory-only config emits no sqlite family).
+  // "not emitted", not zero (docs/operations.md "Metrics"; a memory-only config emits no sqlite family).
   const sqlite =
     options.backend === "sqlite"
       ? {
@@ -252,7 +252,7 @@ export function dequeueStatusLabel(status: number): string {
   return status >= 500 ? "5xx" : "4xx";
 }
 
-/** The `reason` label values of spool_delivery_dead_by_reason_total (webhook-queue.md "Metrics"). */
+/** The `reason` label values of spool_delivery_dead_by_reason_total (docs/operations.md "Metrics"). */
 export const DEAD_REASON_LABELS = ["max_retries", "no_retry", "policy_denied", "unspecified", "other"] as const;
 export type DeadReasonLabel = (typeof DEAD_REASON_LABELS)[number];
 
@@ -263,7 +263,7 @@ export function recordDead(delivery: SpoolMetrics["delivery"], reason: string | 
   delivery.deadByReason.inc({ reason: deadReasonLabel(reason) }, count);
 }
 
-/** Free-text dead reasons folded to the spec's label values, so the label set stays bounded. */
+/** Free-text dead reasons folded to the documented label values, so the label set stays bounded. */
 export function deadReasonLabel(reason: string | undefined | null): DeadReasonLabel {
   if (reason === undefined || reason === null || reason.trim() === "") return "unspecified";
   if (reason === "max_retries" || reason === "no_retry" || reason === "policy_denied") return reason;

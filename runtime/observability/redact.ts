@@ -3,7 +3,7 @@
 
 export const REDACTED = "[redacted]";
 
-// Header names whose values are credentials (DECISIONS.md "Ingress": never stored, never logged).
+// Header names whose values are credentials (docs/decisions.md D8, D11: never stored, never logged).
 const CREDENTIAL_HEADERS = new Set(["authorization", "proxy-authorization", "cookie", "set-cookie"]);
 // Field names that hold secrets wherever they appear, including signature headers and DSNs.
 const SECRET_NAME = /secret|token|password|passwd|api[-_]?key|signature|credential|dsn|private[-_]?key/i;

@@ -1,5 +1,5 @@
 // The HTTP binding of the Pull API: POST {prefix}{pull.path}/dequeue|ack|nack|extend. Checks run
-// method, then auth, then route, then op (reference-behaviour.md §3); bodies are strict JSON
+// method, then auth, then route, then op (docs/api.md "Pull API"); bodies are strict JSON
 // (unknown fields and trailing documents are 400 invalid_body).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { apiError, retryAfterHeader, shortPath } from "../errors.js";
@@ -15,13 +15,13 @@ import { encodeDequeueReply } from "./encode.js";
 import { dequeueWaitMs, type DequeueRequest, type LeaseReply, type PullOps } from "./ops.js";
 import type { PullRoute, PullState } from "./state.js";
 
-/** Pull bodies are small JSON documents (reference-behaviour.md §3: at most 1 MiB). */
+/** Pull bodies are small JSON documents (docs/api.md "Pull API": at most 1 MiB). */
 export const MAX_PULL_BODY_BYTES = 1024 * 1024;
 
 const DEQUEUE_BODY = { batch: { type: "integer" }, lease_ttl: { type: "duration" }, max_wait: { type: "duration" } } as const satisfies BodySchema;
 const ACK_BODY = { lease_id: { type: "string" }, lease_ids: { type: "string[]" } } as const satisfies BodySchema;
 const NACK_BODY = { ...ACK_BODY, delay: { type: "duration" }, dead: { type: "boolean" }, reason: { type: "string" } } as const satisfies BodySchema;
-// `extend_by` is the reference implementation's name for the same field (reference-behaviour.md §2 row 14).
+// `extend_by` is the reference implementation's name for the same field.
 const EXTEND_BODY = { ...ACK_BODY, lease_ttl: { type: "duration" }, extend_by: { type: "duration" } } as const satisfies BodySchema;
 
 const OPS = new Set(["dequeue", "ack", "nack", "extend"]);

@@ -1,5 +1,5 @@
-// The Pull API operations as transport-neutral functions (webhook-queue.md "Pull API",
-// DECISIONS.md "Pull API", reference-behaviour.md §3): typed requests in, a reply or an ApiError out.
+// The Pull API operations as transport-neutral functions (docs/api.md "Pull API",
+// docs/decisions.md D18–D24): typed requests in, a reply or an ApiError out.
 // Leases are scoped to the route the request addressed: another route's lease is lease_not_found.
 import type { PullApiConfig } from "../../compiler/ir.js";
 import type { Clock } from "../clock.js";
@@ -8,7 +8,7 @@ import { recordDead, type SpoolMetrics } from "../observability/metrics.js";
 import type { LeasedMessage, LeaseOutcome } from "../store/records.js";
 import { MAX_DEQUEUE_BATCH, type Store } from "../store/store.js";
 
-/** The Pull API limits of the IR, as compiled (webhook-queue.md "Limits"). */
+/** The Pull API limits of the IR, as compiled (docs/spoolfile.md `pull_api`). */
 export type PullLimits = Pick<PullApiConfig, "maxBatch" | "maxLeaseBatch" | "defaultLeaseTtlMs" | "maxLeaseTtlMs" | "defaultMaxWaitMs" | "maxWaitMs">;
 
 export interface DequeueRequest {
@@ -114,12 +114,12 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
 
     async nack(route, request) {
       const { leaseIds, single } = leaseIdsOf(request, deps.limits().maxLeaseBatch);
-      // dead: true ignores the delay and keeps the reason as dead_reason (webhook-queue.md "nack").
+      // dead: true ignores the delay and keeps the reason as dead_reason (docs/api.md "Pull API").
       const how = request.dead ? { dead: true as const, reason: request.reason ?? null } : { delayMs: Math.max(0, request.delayMs ?? 0) };
       const outcome = await settle("nack", () => store.nack(leaseIds, how, { route }));
       metrics.pull.nacked.inc({ route }, firstSettlements(outcome));
-      // A worker's dead letter counts like a delivery's, under the nack reason (webhook-queue.md
-      // "Health details": dead_by_reason; "unspecified" and "other" are the worker's labels).
+      // A worker's dead letter counts like a delivery's, under the nack reason (docs/api.md
+      // "Admin API", health details: dead_by_reason; "unspecified" and "other" are the worker's labels).
       // A repeated nack of the same lease is answered as a success but counted once.
       if (request.dead) recordDead(metrics.delivery, request.reason, firstSettlements(outcome));
       countConflicts(route, outcome, metrics.pull.nackConflict);
@@ -130,7 +130,7 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
     async extend(route, request) {
       const limits = deps.limits();
       const { leaseIds } = leaseIdsOf(request, limits.maxLeaseBatch);
-      // The lease then runs until now + lease_ttl, never shortened, capped by max_lease_ttl (DECISIONS.md "Pull API").
+      // The lease then runs until now + lease_ttl, never shortened, capped by max_lease_ttl (docs/decisions.md D18).
       const leaseTtlMs = leaseTtlFor(request.leaseTtlMs, limits);
       const outcome = await settle("extend", () => store.extend(leaseIds, leaseTtlMs, { route }));
       countConflicts(route, outcome, undefined);
@@ -182,7 +182,7 @@ function conflict(outcome: LeaseOutcome, countField: "acked" | "succeeded" | "ex
   });
 }
 
-/** A store that cannot answer is 503 queue_overload on the Pull API (DECISIONS.md "Pull API"). */
+/** A store that cannot answer is 503 queue_overload on the Pull API (docs/api.md "Pull API"). */
 /** How long a dequeue may wait for messages: the request's max_wait or the default, capped by max_wait. */
 export function dequeueWaitMs(request: DequeueRequest, limits: PullLimits): number {
   return capped(request.maxWaitMs ?? limits.defaultMaxWaitMs, limits.maxWaitMs);

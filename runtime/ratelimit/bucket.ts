@@ -1,5 +1,5 @@
 // Token bucket for `rate_limit { rps F; burst N }` of ingress, routes and the Pull API
-// (reference-behaviour.md §1.4, §2 row 34).
+// (docs/spoolfile.md; docs/decisions.md D20).
 
 export interface NowClock {
   now(): number;
