@@ -1,4 +1,4 @@
-// What ingress stores besides the body: the request headers (reference-behaviour.md §2 row 3:
+// What ingress stores besides the body: the request headers (docs/decisions.md D11:
 // canonical names, repeated values joined with ",", minus the credential headers) and a small trace.
 import type { IncomingMessage } from "node:http";
 import { isCredentialHeader } from "../http/credential-headers.js";

@@ -1,5 +1,5 @@
 // Ingress: route lookup → limits → verify → admission → store every fan-out copy → 202
-// (DECISIONS.md "Ingress"). Every refusal is a catalogue error counted by reason and status in
+// (docs/api.md "Ingress"; docs/decisions.md D12). Every refusal is a catalogue error counted by reason and status in
 // spool_ingress_rejected_by_reason_total.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Clock } from "../clock.js";
@@ -123,7 +123,7 @@ export function createIngressHandler(deps: IngressDeps) {
       throw refuse("auth", ingressAuthError(verdict));
     }
     // Headers copied from a forward-auth answer are stored with the message, so they count against
-    // max_headers too (reference-behaviour.md §2 row 3).
+    // max_headers too (docs/decisions.md D10).
     if (verdict.copiedHeaders && headersSize(req) + copiedSize(verdict.copiedHeaders) > route.maxHeadersBytes) {
       throw refuse(
         "headers_too_large",
@@ -132,7 +132,7 @@ export function createIngressHandler(deps: IngressDeps) {
     }
 
     // The nonce is claimed only now that the signature verified, so forged requests cannot burn it
-    // (reference-behaviour.md §2 row 10).
+    // (docs/decisions.md D14).
     const replayKeys = verdict.replay ? claimReplayKeys(route.path, verdict.replay) : [];
     try {
       admit(settings, state.hasGlobalRateLimit);
@@ -140,7 +140,7 @@ export function createIngressHandler(deps: IngressDeps) {
       const trace = { remote_addr: req.socket.remoteAddress ?? "", path };
       const copies = (): NewMessage[] => settings.targets.map((target) => ({ id: newMessageId(), route: route.path, target, payload: body, headers, trace }));
       // The server answered 503 shutting_down while this body was arriving: storing it now would keep
-      // a message whose sender was told it was not taken (clarification 58).
+      // a message whose sender was told it was not taken (docs/decisions.md D44).
       if (res.headersSent) throw refuse("shutting_down", apiError("shutting_down", "the server is shutting down", { surface: "ingress" }));
       const ids = await storeCopies(copies, route.path);
       for (const key of replayKeys) deps.nonces.commit(key);
@@ -193,7 +193,7 @@ export function createIngressHandler(deps: IngressDeps) {
   }
 
   function admit(settings: IngressRoute, hasGlobalLimit: boolean): void {
-    // A route's own rate limit replaces the global one for that route (reference-behaviour §1.4):
+    // A route's own rate limit replaces the global one for that route (docs/spoolfile.md "Routes"):
     // one bucket decides, so a refusal never spends a token of another bucket.
     if (settings.rateLimitKey !== null) {
       const routeTake = deps.rateLimits.get(settings.rateLimitKey)?.take();

@@ -1,6 +1,6 @@
-// `match { … }` criteria of a route (reference-behaviour.md §1.4): host, header, header_exists,
+// `match { … }` criteria of a route (docs/spoolfile.md "Routes"): host, header, header_exists,
 // query, query_exists and remote_ip, all ANDed. The method criterion is not here: a wrong method on
-// a matched path is a 405 with Allow, not a non-match (DECISIONS.md "Ingress").
+// a matched path is a 405 with Allow, not a non-match (docs/decisions.md D12).
 import { BlockList, isIP } from "node:net";
 import type { MatchCriteria } from "../../compiler/ir.js";
 

@@ -1,12 +1,12 @@
 // The ingress route table: segment-bounded prefix match, top-down, first match wins
-// (clarifications.md 21, reference-behaviour.md §1.4). Only inbound routes take ingress traffic;
+// (docs/spoolfile.md "Routes"). Only inbound routes take ingress traffic;
 // outbound and internal routes exist for publish and delivery.
 import { pathCovers, type Route } from "../../compiler/index.js";
 import { compileMatcher, type CompiledMatcher, type MatchSubject } from "./match.js";
 
 export interface RouteEntry {
   readonly route: Route;
-  /** Upper-case methods this route accepts; POST when `match` names none (DECISIONS.md "Ingress"). */
+  /** Upper-case methods this route accepts; POST when `match` names none (docs/decisions.md D12). */
   readonly methods: ReadonlySet<string>;
   readonly allowHeader: string;
   readonly matches: CompiledMatcher | null;

@@ -1,5 +1,5 @@
-// Backlog analytics as pure functions over rows the backends fetch (reference-behaviour §2 rows
-// 24-27): every backend answers aging_summary and trends with the same arithmetic.
+// Backlog analytics as pure functions over rows the backends fetch (docs/api.md
+// "Admin API"): every backend answers aging_summary and trends with the same arithmetic.
 import type { MessageState } from "./records.js";
 import type { QueueStats, TopQueuedReport } from "./reports.js";
 import { HEALTH_TOP_QUEUED } from "./store.js";

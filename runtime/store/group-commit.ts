@@ -1,7 +1,7 @@
 // Group commit: calls made in the same moment (the SQLite store's hot-path writes, PostgreSQL
 // enqueues, the delivery acks and attempt records of runtime/delivery/store-queue.ts) are written by
 // one transaction, so one fsync serves many callers.
-// No caller's promise settles before the commit holding its writes (DECISIONS.md "Storage"), and
+// No caller's promise settles before the commit holding its writes (docs/decisions.md D40), and
 // one caller's failure does not fail its neighbours.
 
 export interface PendingWrite<T> {

@@ -24,7 +24,7 @@ export interface StoreLimits {
   attemptsMaxRows?: number | null;
   /** Trend samples are kept this long (reference: 30d). */
   trendRetentionMs?: number | null;
-  /** Memory backend guard (DECISIONS.md "Storage": 503 memory_pressure). */
+  /** Memory backend guard (docs/decisions.md D46: 503 memory_pressure). */
   memoryMaxRetainedBytes?: number | null;
   memoryMaxRetainedItems?: number | null;
 }

@@ -1,7 +1,7 @@
 // The in-process wake-up signal behind long-poll dequeue: enqueue, nack, requeue and resume call
 // notify() at once; nack delays, future next_run_at values and lease expiries are armed with
 // notifyAt() on the injected clock, so a waiting dequeue returns within milliseconds of a message
-// becoming ready (DECISIONS.md: within 100 ms on the same instance) and tests need no sleeping.
+// becoming ready (docs/decisions.md D24: within 100 ms on the same instance) and tests need no sleeping.
 import type { Clock } from "../clock.js";
 import type { ReadyListener } from "./store.js";
 

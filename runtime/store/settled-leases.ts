@@ -1,5 +1,5 @@
 // Remembers recently settled leases so a worker that retries an ack (or nack) after a timeout gets
-// success, while ack after nack (or the reverse) stays a conflict (DECISIONS.md "Pull API").
+// success, while ack after nack (or the reverse) stays a conflict (docs/decisions.md D19).
 // In-process, as in the reference system: used by the memory and SQLite backends, whose database
 // belongs to one process. PostgreSQL keeps the same facts in a table shared by all instances.
 //

@@ -1,5 +1,5 @@
 // `auth forward "<url>"`: ask an external service whether to accept the webhook
-// (reference-behaviour.md §2 row 2 and §7 item 11): 2xx allows and copies the named response
+// (docs/spoolfile.md "Ingress auth"; docs/api.md "Ingress"): 2xx allows and copies the named response
 // headers into the stored message, 401/403 deny with that status, anything else fails closed (503).
 import { request as undiciRequest, type Dispatcher } from "undici";
 import type { RequestHeaders } from "../../auth/types.js";

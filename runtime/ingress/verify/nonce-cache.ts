@@ -1,4 +1,4 @@
-// Replay protection for `auth hmac` nonces (reference-behaviour.md §2 row 10). One instance lives
+// Replay protection for `auth hmac` nonces (docs/decisions.md D14). One instance lives
 // for the process, outside the compiled config, so a reload does not reopen the replay window.
 
 export interface NowClock {

@@ -1,4 +1,4 @@
-// `auth hmac { provider … }` presets (reference-behaviour.md §2 row 11, clarifications.md 23).
+// `auth hmac { provider … }` presets (docs/decisions.md D14).
 // Presets carry no nonce: the providers retry with the same signature, and their own timestamps
 // (where they have one) bound the replay window.
 import { decodeStandardWebhooksKey } from "../../../compiler/index.js";
@@ -32,7 +32,7 @@ export function verifyProvider(provider: HmacProvider, request: InboundRequest, 
       return verifyTimestampedPairs(request, options, "Stripe-Signature", "v1", 1000);
     case "cituro":
       // Same "t=…,<tag>=<hex>" header and "<t>.<body>" signed string as Stripe, with tag `s` and
-      // t in unix milliseconds (reference-behaviour.md §2 row 11; the reference implementation
+      // t in unix milliseconds (docs/decisions.md D14; the reference implementation
       // reuses its Stripe verifier for it). The signed string uses t exactly as sent.
       return verifyTimestampedPairs(request, options, "X-CITURO-SIGNATURE", "s", 1);
     case "standard_webhooks":

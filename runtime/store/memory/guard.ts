@@ -1,4 +1,4 @@
-// The memory backend's retained-footprint guard (DECISIONS.md "Storage"): new messages are refused
+// The memory backend's retained-footprint guard (docs/decisions.md D46): new messages are refused
 // with memory_pressure before the process runs out of memory, and /healthz?details=1 reports the
 // footprint and the guard's state (StoreObserver.memoryStats).
 import { getHeapStatistics } from "node:v8";

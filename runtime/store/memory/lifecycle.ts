@@ -50,7 +50,7 @@ function applyLifecycle(cx: MemoryContext, op: LifecycleOp, rows: Row[]): void {
       cx.table.settle(row, "canceled", row.nextRunAtMs);
       continue;
     }
-    // Requeue gives a fresh retry budget; resume continues where the message stopped (§2 row 19).
+    // Requeue gives a fresh retry budget; resume continues where the message stopped (docs/decisions.md D25).
     if (op !== "resume") row.attempt = 0;
     row.deadReason = null;
     cx.table.settle(row, "queued", nowMs);

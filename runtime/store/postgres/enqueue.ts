@@ -78,7 +78,7 @@ export class EnqueueWriter {
   /**
    * A group whose transaction failed: every caller fails `unavailable` (thrown), unless the
    * connection went while in use, perhaps during COMMIT. Whether it committed is then unknown, and a
-   * caller told "refused" must not find its message stored (clarifications 22 and 58). One
+   * caller told "refused" must not find its message stored (docs/decisions.md D16, D44). One
    * transaction holds the group, so each caller's messages are all stored or none: a caller whose
    * messages are all there (lookupStored) has been written. The others get `unavailable`, and so
    * does every caller when the lookup cannot be made either (the outcome then stays unknown: a

@@ -44,7 +44,7 @@ export async function deleteDead(cx: PgContext, ids: readonly string[]): Promise
 
 async function applyLifecycle(cx: PgContext, op: LifecycleOp, where: q.Where, withClause = ""): Promise<number> {
   const nowMs = cx.clock.now();
-  // Requeue gives a fresh retry budget; resume continues where the message stopped (§2 row 19).
+  // Requeue gives a fresh retry budget; resume continues where the message stopped (docs/decisions.md D25).
   const set =
     op === "cancel"
       ? "state = 'canceled', lease_id = NULL, lease_until = NULL"

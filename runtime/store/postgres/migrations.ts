@@ -73,7 +73,7 @@ CREATE TRIGGER messages_depth_update AFTER UPDATE ON messages
   REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION spool_depth_after_update();
 
 -- Settled leases, shared by every instance, so a repeated ack reaching another instance still
--- succeeds within the 2-minute window (DECISIONS.md "Pull API").
+-- succeeds within the 2-minute window (docs/decisions.md D19).
 CREATE TABLE settled_leases (
   lease_id text PRIMARY KEY,
   kind text NOT NULL CHECK (kind IN ('ack', 'nack')),
@@ -120,7 +120,7 @@ ALTER TABLE settled_leases ADD CONSTRAINT settled_leases_kind_check CHECK (kind 
   },
   {
     // A settled lease remembers its route, so a repeat through another route is lease_not_found
-    // like any foreign lease (DECISIONS.md "Pull API"); rows from before name none.
+    // like any foreign lease (docs/decisions.md D19); rows from before name none.
     version: 3,
     sql: "ALTER TABLE settled_leases ADD COLUMN IF NOT EXISTS route text;",
   },

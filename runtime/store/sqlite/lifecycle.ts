@@ -40,7 +40,7 @@ export function deleteDead(cx: SqliteContext, ids: readonly string[]): number {
 function applyLifecycle(cx: SqliteContext, op: LifecycleOp, conditions: string[], params: unknown[]): number {
   const nowMs = cx.conn.clock.now();
   const where = conditions.join(" AND ");
-  // Requeue gives a fresh retry budget; resume continues where the message stopped (§2 row 19).
+  // Requeue gives a fresh retry budget; resume continues where the message stopped (docs/decisions.md D25).
   const set =
     op === "cancel"
       ? "state = 'canceled', lease_id = NULL, lease_until = NULL"

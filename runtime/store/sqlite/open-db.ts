@@ -1,4 +1,4 @@
-// Opens the SQLite file the way DECISIONS.md "Storage" requires: WAL with synchronous=FULL (an
+// Opens the SQLite file the way docs/decisions.md D40 and D48 require: WAL with synchronous=FULL (an
 // ingress 202 survives power loss), verified after setting, a busy timeout for other processes
 // (the MCP inspector), and the schema migrated or refused when it is newer than this build.
 import Database from "better-sqlite3";
