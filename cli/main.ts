@@ -28,7 +28,7 @@ if (argv[2] === "config" && argv[3] !== undefined && !argv[3].startsWith("-")) a
 const cli = cac("spool");
 let pending: Promise<number> | undefined;
 // `run` exits as soon as it has stopped: an idle pool or timer must not keep a stopped server
-// alive past its shutdown budget (10 s for work in flight, exit within 15 s) (clarifications.md 59).
+// alive past its shutdown budget (10 s for work in flight, exit within 15 s) (docs/decisions.md D54).
 let exitWhenDone = false;
 
 cli.command("version", "Print the Spool version").action(() => {

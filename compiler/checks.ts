@@ -116,7 +116,7 @@ function checkListeners(cx: CompileContext, input: CheckInput): void {
       if (JSON.stringify(a.tls) !== JSON.stringify(b.tls)) {
         cx.error(at(b.block), "listener_conflict", `the same tls block in ${b.name} and ${a.name} (or none), which share a listener`, `${b.name} shares ${a.listen.address} with ${a.name}: a shared listener needs the same tls block in both (or none)`, { subject: `${b.name} › tls` });
       }
-      // Shared listener: the APIs are told apart by prefix (reference-behaviour §1.3).
+      // Shared listener: the APIs are told apart by prefix (docs/spoolfile.md "Routes").
       const prefixes = [a, b].filter((l) => l.prefix !== null) as { name: string; block: string; prefix: string }[];
       for (const l of prefixes) {
         if (!l.prefix) cx.error(at(l.block), "listener_conflict", `a prefix for ${l.name} on the listener it shares`, `${l.name} shares ${a.listen.address} with ${l === a ? b.name : a.name}: give ${l.name} a prefix`, { subject: `${l.name} › prefix` });
@@ -140,13 +140,13 @@ function checkListeners(cx: CompileContext, input: CheckInput): void {
 
 function checkAdmin(cx: CompileContext, input: CheckInput): void {
   const { adminApi } = input;
-  // DECISIONS.md "Admin API": a non-loopback admin listener without a token is a config error.
+  // docs/decisions.md D28: a non-loopback admin listener without a token is a config error.
   if (adminApi.tokens.length === 0 && !isLoopbackHost(adminApi.listen.host) && !cx.failedWithin(input.blocks.get("admin_api"), "auth") && !cx.isBroken("block", "admin_api")) {
     cx.error(blockSpan(cx, input, "admin_api"), "missing_token", "auth token <source>, or listen on a loopback address like 127.0.0.1", `admin_api listens on ${adminApi.listen.address}, which is not loopback, without a token: add auth token <source> or listen on 127.0.0.1`, { subject: "admin_api" });
   }
 }
 
-// DECISIONS.md "Settled details": one backend per instance; routes that name one must agree.
+// docs/decisions.md D6: one backend per instance; routes that name one must agree.
 function checkBackend(cx: CompileContext, routes: readonly CompiledRoute[]): Backend {
   const written = routes.filter((r) => r.backendWritten);
   const first = written[0];

@@ -19,29 +19,29 @@ const KB = 1024;
 const MB = 1024 * KB;
 
 export const DEFAULTS = {
-  // webhook-queue.md "What the service does" / reference-behaviour §1.3
+  // docs/spoolfile.md "Top-level blocks"
   ingressListen: ":8080",
   pullListen: ":9443",
   adminListen: "127.0.0.1:2019",
   metricsListen: "127.0.0.1:9900",
   metricsPrefix: "/metrics",
-  // webhook-queue.md "Limits"
+  // docs/spoolfile.md "`pull_api`"
   pullMaxBatch: 100,
   pullMaxLeaseBatch: 100,
   pullDefaultLeaseTtlMs: 30 * SECOND,
   pullMaxLeaseTtlMs: null as number | null,
   pullDefaultMaxWaitMs: 0,
   pullMaxWaitMs: null as number | null,
-  // reference-behaviour §1.3: no rate limit unless configured (the Pull API's limit is Spool's own,
-  // §2 row 34; the spec names only its rate_limited code).
+  // No rate limit unless configured (docs/spoolfile.md; the Pull API's limit is Spool's own,
+  // docs/decisions.md D20).
   ingressRateLimit: null as RateLimit | null,
   pullRateLimit: null as RateLimit | null,
-  // reference-behaviour §1.3 queue_limits
+  // docs/spoolfile.md "Queue limits and retention"
   maxDepth: 10_000,
-  // reference-behaviour §1.3 defaults
+  // docs/spoolfile.md "`defaults`"
   maxBodyBytes: 2 * MB,
   maxHeadersBytes: 64 * KB,
-  // DECISIONS.md "Push and exec"
+  // docs/decisions.md D34; docs/delivery.md
   deliver: {
     retry: { maxRetries: 8, baseMs: 2 * SECOND, capMs: 2 * MINUTE, jitter: 0.2 },
     timeoutMs: 10 * SECOND,
@@ -83,14 +83,14 @@ export const DEFAULTS = {
     queuedPressurePercent: 75,
     queuedPressureLeasedMultiplier: 2,
   } satisfies TrendSignals,
-  // reference-behaviour §1.3 retention blocks
+  // docs/spoolfile.md "Queue limits and retention"
   retention: {
     queue: { maxAgeMs: 7 * DAY, pruneIntervalMs: 5 * MINUTE },
     delivered: { maxAgeMs: null },
     dlq: { maxAgeMs: 30 * DAY, maxDepth: 10_000 },
     attempts: { maxAgeMs: 7 * DAY, maxRows: 200_000 },
   } satisfies RetentionConfig,
-  // webhook-queue.md "Tracing" (the spec's defaults win over the reference code's)
+  // docs/spoolfile.md "`observability`" (tracing; Spool's documented defaults, not the reference code's)
   tracing: {
     enabled: false,
     collector: null,
@@ -103,7 +103,7 @@ export const DEFAULTS = {
     retry: { enabled: false, initialIntervalMs: null, maxIntervalMs: null, maxElapsedTimeMs: null },
     headers: [],
   } satisfies TracingConfig,
-  // reference-behaviour §1.4
+  // docs/spoolfile.md "Ingress auth"; docs/decisions.md D14
   hmacToleranceMs: 5 * MINUTE,
   hmacSignatureHeader: "X-Signature",
   hmacTimestampHeader: "X-Timestamp",
@@ -113,7 +113,7 @@ export const DEFAULTS = {
   signatureHeader: "X-Spool-Signature",
   timestampHeader: "X-Spool-Timestamp",
   secretMaxVersions: 32,
-  /** reference-behaviour §1.2: the largest size accepted. */
+  /** docs/spoolfile.md "Syntax": the largest size accepted. */
   maxSizeBytes: 1024 * 1024 * MB,
   deliverConcurrencyMax: 10_000,
 } as const;

@@ -5,7 +5,7 @@ import type { CompileOptions } from "./context.js";
 import type { SpoolConfig } from "./ir.js";
 import { cleanPath } from "./values.js";
 
-// The management edit API (DECISIONS.md "Management PUT/DELETE"): set or remove a route's
+// The management edit API (docs/decisions.md D5): set or remove a route's
 // `application`/`endpoint_name` by splicing only those statements into the original text, so every
 // other byte (comments, layout, quoting) survives. The result is recompiled and checked against the
 // intent before it is returned.

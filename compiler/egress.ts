@@ -1,5 +1,5 @@
-// The egress policy's decision for push delivery (DECISIONS "Push and exec"; reference-behaviour
-// §1.3 defaults.egress), pure: a function of (policy, url) or (policy, host, addresses). The runtime
+// The egress policy's decision for push delivery (docs/decisions.md D36;
+// docs/delivery.md "Egress policy"), pure: a function of (policy, url) or (policy, host, addresses). The runtime
 // applies it at connect time to the addresses a socket connects to (runtime/delivery/egress.ts); the
 // compiler applies it to a deliver target whose scheme and literal address already decide it.
 import { cidrContains, classifyIp, formatIp, parseCidr, parseIp, type AddressClass, type Cidr, type IpAddress } from "./ip.js";
@@ -108,7 +108,7 @@ export function checkEgressAddresses(policy: CompiledEgressPolicy, host: string,
   if (allowingRules.some((rule) => !isAnyHost(rule))) return ALLOWED;
   const inAllowedCidr = (address: IpAddress) => policy.allowRules.some((rule) => matchesAddress(rule, address));
   if (policy.allowRules.length > 0 && allowingRules.length === 0 && !addresses.every(inAllowedCidr)) {
-    // Every address, not just one: the socket may pick any of them (reference-behaviour §5 note on CIDR allow).
+    // Every address, not just one: the socket may pick any of them (docs/decisions.md D36).
     return refused({ kind: "not_allowed", host: name }, `host ${name} is not in the egress allow list`);
   }
   if (policy.dnsRebindProtection) {

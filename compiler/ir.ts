@@ -219,7 +219,7 @@ export interface NamedSecret {
 
 /** Request criteria, ANDed. Empty arrays mean "no criterion of that kind". */
 export interface MatchCriteria {
-  /** Upper-case methods; empty means POST only (DECISIONS.md "Ingress"). */
+  /** Upper-case methods; empty means POST only (docs/decisions.md D12). */
   readonly methods: readonly string[];
   /** Exact host, `*`, or `*.domain`, lower-cased. */
   readonly hosts: readonly string[];
@@ -332,7 +332,7 @@ export interface SpoolConfig {
   readonly secrets: readonly NamedSecret[];
   readonly matchers: Readonly<Record<string, MatchCriteria>>;
   readonly routes: readonly Route[];
-  /** The one backend of this instance (DECISIONS.md "Settled details"). */
+  /** The one backend of this instance (docs/decisions.md D6). */
   readonly backend: Backend;
 }
 

@@ -22,7 +22,7 @@ export function headerValueProblem(value: string): "control_character" | "not_la
   return HTTP_HEADER_VALUE.test(value) ? undefined : "not_latin1";
 }
 
-/** `application` and `endpoint_name` (webhook-queue.md "Management labels"). */
+/** `application` and `endpoint_name` (docs/spoolfile.md "Routes"). */
 export const LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 export function isValidLabel(text: string): boolean {

@@ -66,7 +66,7 @@ function firstTooDeepBrace(tokens: readonly IToken[]): IToken | undefined {
 
 /**
  * Decodes file bytes as strict UTF-8. Invalid bytes are reported at their line and column
- * (reference-behaviour §1.1) instead of being silently replaced.
+ * (docs/spoolfile.md "Syntax") instead of being silently replaced.
  */
 export function decodeSpoolfileBytes(bytes: Uint8Array, file: string): { text: string } | { diagnostic: Diagnostic } {
   try {

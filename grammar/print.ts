@@ -1,6 +1,6 @@
 import type { Directive, Item, SpoolfileTree } from "./tree.js";
 
-// The canonical layout (DECISIONS.md "config fmt is lossless"): 2-space indentation, one statement
+// The canonical layout (docs/decisions.md D3): 2-space indentation, one statement
 // per line, `{` on its statement's line, `}` alone on its line, at most one blank line in a row, one
 // blank line between top-level blocks, no trailing whitespace, a final newline. Order, comments and
 // quoting are the author's: arguments print from their raw source text.

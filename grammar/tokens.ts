@@ -1,6 +1,6 @@
 import { createToken, Lexer, type TokenType } from "chevrotain";
 
-// Token vocabulary of the Spoolfile (DECISIONS.md "Config language").
+// Token vocabulary of the Spoolfile (docs/decisions.md D2).
 // Whitespace is kept in its own group so the token stream stays lossless; comments and newlines
 // are real tokens because statements end at a newline and comments attach to their line.
 

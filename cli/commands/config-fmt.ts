@@ -15,7 +15,7 @@ const DEFAULT_FMT_FILE = "./Spoolfile";
 /** One file's outcome: formatted already, not formatted (and rewritten with --write), or unreadable. */
 type FileOutcome = "formatted" | "unformatted" | "error";
 
-// DECISIONS.md "config fmt": stdout by default; --write rewrites atomically; --check prints nothing on
+// docs/cli.md, docs/decisions.md D4: stdout by default; --write rewrites atomically; --check prints nothing on
 // stdout and exits 1 when unformatted; a parse error exits 2 with --check, 1 otherwise. --check names
 // each unformatted file on stderr, as `prettier --check` and `gofmt -l` do, so with several files it
 // is clear which. The two flags ask opposite things (report only, or rewrite), so together they are

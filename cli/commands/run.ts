@@ -1,5 +1,5 @@
 // `spool run`: compile the Spoolfile, open the store, serve until SIGTERM/SIGINT
-// (webhook-queue.md "Command line", clarifications.md 19–20, 59–60).
+// (docs/cli.md "`spool run`"; docs/decisions.md D54, D55).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { loadSpoolfile, LOG_DIAGNOSTICS_HINT, logSafeDiagnostics } from "../../compiler/index.js";
@@ -21,7 +21,7 @@ export interface RunFlags {
 }
 
 /**
- * SIGTERM (DECISIONS.md "Settled details", clarification 59): running deliveries and requests in
+ * SIGTERM (docs/decisions.md D54): running deliveries and requests in
  * flight get up to 10 s, and the process exits within 15 s; the rest is margin for closing the store.
  */
 const STOP_DEADLINE_MS = 10_000;
@@ -103,7 +103,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   const triggerReload = (trigger: string, force = false) =>
     void reloader.reload(trigger, force).catch((error: unknown) => logger().error("config_reload_failed", { trigger, error }));
 
-  // The watcher is ready before /healthz first answers (DECISIONS.md "Settled details").
+  // The watcher is ready before /healthz first answers (docs/decisions.md D55).
   const watcher = flags.watch ? watchConfigFile(configPath, () => triggerReload("watch"), { onError: (error) => logger().warn("config_watch_failed", { error }) }) : undefined;
   const stopSighup = flags.pidFile ? onSighup(() => triggerReload("sighup", true)) : undefined;
   const stopReloads = () => {
@@ -129,7 +129,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
     process.stderr.write(`spool run: cannot start: ${(error as Error).message}\n`);
     return 1;
   }
-  // The pid file appears once the service answers (clarifications.md 60). One that cannot be written
+  // The pid file appears once the service answers (docs/decisions.md D54). One that cannot be written
   // is a startup error: a supervisor that signals by it could not stop or reload this process.
   if (flags.pidFile) {
     try {

@@ -56,7 +56,7 @@ export function compilePullApi(cx: CompileContext, d: Directive | undefined): Pu
     tls: { handle: (t) => (out.tls = compileTls(cx, t, "pull_api tls") ?? null) },
   });
   out.tokens = tokens;
-  // DECISIONS.md "Settled details": a default above its cap, implicit defaults included, is an error.
+  // docs/decisions.md D7: a default above its cap, implicit defaults included, is an error.
   if (out.maxLeaseTtlMs !== null && out.defaultLeaseTtlMs > out.maxLeaseTtlMs) {
     cx.error(settingSpan(d, "default_lease_ttl", "max_lease_ttl"), "conflict", "default_lease_ttl not above max_lease_ttl", `pull_api: default_lease_ttl (${out.defaultLeaseTtlMs}ms) is above max_lease_ttl (${out.maxLeaseTtlMs}ms)`);
   }

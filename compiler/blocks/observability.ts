@@ -12,7 +12,7 @@ const LEVELS = ["debug", "info", "warn", "error", "off"] as const;
 // observability { access_log on|off|{…}; runtime_log <level>|{…}; metrics on|off|{…}; tracing on|off|{…} }
 export function compileObservability(cx: CompileContext, d: Directive | undefined): ObservabilityConfig {
   const out: Mutable<ObservabilityConfig> = {
-    // reference-behaviour §1.3: access log on to stderr; runtime log info to stderr; metrics only when configured.
+    // docs/spoolfile.md "`observability`": access log on to stderr; runtime log info to stderr; metrics only when configured.
     accessLog: { enabled: true, output: { kind: "stderr" }, format: "json" },
     runtimeLog: { level: "info", output: { kind: "stderr" }, format: "json" },
     metrics: { enabled: false, listen: defaultListen(DEFAULTS.metricsListen), prefix: DEFAULTS.metricsPrefix },

@@ -5,7 +5,7 @@ import type { RetryPolicy } from "../ir.js";
 import { decodeDuration, decodeInt, decodeNumber, decodeOneOf, expectNoBlock } from "../values.js";
 
 // retry exponential [max N] [base D] [cap D] [jitter F] — parts optional, any order; exponential
-// is the only type. jitter in [0,1]; base <= cap (reference-behaviour §1.3 defaults.deliver).
+// is the only type. jitter in [0,1]; base <= cap (docs/decisions.md D34).
 export function compileRetry(cx: CompileContext, d: Directive, base: RetryPolicy): RetryPolicy | undefined {
   if (!expectNoBlock(cx, d)) return undefined;
   const [kind, ...rest] = d.args;

@@ -145,7 +145,7 @@ export class RouteAuthBuilder {
     return url ? { kind: "forward", url, ...out } : undefined;
   }
 
-  /** The route's auth, after the combination rules (reference-behaviour §1.4). */
+  /** The route's auth, after the combination rules (docs/spoolfile.md "Ingress auth"; docs/decisions.md D13). */
   build(): RouteAuth {
     const cx = this.cx;
     const kinds = [...this.firstOf.keys()];

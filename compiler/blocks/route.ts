@@ -169,7 +169,7 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
     },
   });
 
-  // Label pairing (webhook-queue.md "Management labels").
+  // Label pairing (docs/spoolfile.md "Routes").
   // Only when one was not written at all: an invalid value has its own error already.
   // The missing one misspelt (`endpoint_nam`) has its own error.
   const missingLabel = labelsWritten.has("application") ? "endpoint_name" : "application";
@@ -183,7 +183,7 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
     cx.error(spanOf(publishForms.get("dotted")!), "conflict", "either publish.direct/publish.managed or a publish block", "publish: publish.direct/publish.managed cannot be mixed with a publish block");
   }
 
-  // Channel rules (reference-behaviour §1.3): outbound needs deliver and takes no ingress
+  // Channel rules (docs/spoolfile.md "Routes"): outbound needs deliver and takes no ingress
   // criteria; internal needs pull; neither takes auth, match or rate_limit.
   if (channel !== "inbound") {
     for (const x of forbidden) cx.error(spanOf(x), "not_allowed_here", `no ${x.name!.value} on an ${channel} route (it receives no ingress traffic)`, `${x.name!.value} is not allowed on an ${channel} route (it receives no ingress traffic)`);

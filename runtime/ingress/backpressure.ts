@@ -1,4 +1,4 @@
-// Adaptive backpressure (`defaults { adaptive_backpressure { … } }`, docs/spoolfile.md "`defaults`"):
+// Adaptive backpressure (`defaults { adaptive_backpressure { … } }`, docs/spoolfile.md):
 // once the queue holds at least min_total messages, ingress answers 503 when queued messages fill
 // queued_percent of max_depth, when the most overdue ready message waits ready_lag, when the oldest
 // queued message is oldest_queued_age old, or (sustained_growth on) when the queue grew in each of
