@@ -10,7 +10,7 @@ import { eventually } from "./helpers/http.js";
 import { spawnSpool, stopSpool, waitHealthy, type SpoolProcess } from "./helpers/spool-process.js";
 import { freePorts, spoolfileText, urls, writeSpoolfile } from "./helpers/spoolfile.js";
 
-// `deliver exec` through the built `spool run` (DECISIONS "Push and exec"): a real script gets the
+// `deliver exec` through the built `spool run` (docs/decisions.md D37): a real script gets the
 // stored payload on stdin byte for byte and the SPOOL_* environment; exit 0 acks, exit 1 retries;
 // a program that outlives its timeout (ignoring SIGTERM, with a grandchild holding its pipes) is
 // killed with its whole group and retried, and the worker goes on with the next message.

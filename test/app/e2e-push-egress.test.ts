@@ -8,7 +8,7 @@ import { attemptsOf, postWebhook, startReceiver, waitForAttempts, waitForDead, t
 import { spawnSpool, stopSpool, waitHealthy, type SpoolProcess } from "./helpers/spool-process.js";
 import { freePorts, spoolfileText, urls, writeSpoolfile } from "./helpers/spoolfile.js";
 
-// The egress policy and push retries through the built `spool run` (DECISIONS "Push and exec"):
+// The egress policy and push retries through the built `spool run` (docs/decisions.md D34, D36):
 // with the secure defaults every loopback, link-local and IPv6 spelling of a local address is dead
 // `policy_denied` before any connection is made; an `allow` rule opens 127.0.0.1; a redirect is not
 // followed while `redirects` is off; a hanging receiver is retried after the deliver timeout and a

@@ -1,6 +1,6 @@
 // HMAC replay protection over real HTTP (createApp in-process): a request that verified but was then
 // refused gives its nonce back, so the sender's identical retry is accepted once there is room; a
-// nonce whose request was accepted stays used (reference-behaviour.md §2 row 10).
+// nonce whose request was accepted stays used (docs/decisions.md D14).
 import { createHash, createHmac } from "node:crypto";
 import { join } from "node:path";
 import { suite } from "uvu";

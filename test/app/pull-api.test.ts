@@ -122,7 +122,7 @@ test("spool_pull_lease_active shows the leased count of a route after dequeue an
     assert.is((await call(`${s.ingress}/hooks/b`, { body: "untouched" })).status, 202);
     const { items } = (await pullCall(`${s.pull}/a`, "dequeue", "fleet-a", { batch: 2 })).json;
     assert.is(items.length, 2);
-    // Queue gauges are at most 2 s stale (DECISIONS.md "Settled details"): poll until they catch up.
+    // Queue gauges are at most 2 s stale (docs/decisions.md D32): poll until they catch up.
     await eventually(async () => ((await metricValue(s.metrics, series("/hooks/a"))) === 2 ? true : undefined), 10_000, "2 active leases on /hooks/a");
     assert.is(await metricValue(s.metrics, series("/hooks/b")), 0, "a pull route without leases shows 0");
     assert.is(await metricValue(s.metrics, series("/hooks/own")), 0);

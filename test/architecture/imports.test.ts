@@ -4,7 +4,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { repoPath } from "../helpers/repo.js";
 
-// The layers import one way: cli → runtime → compiler → grammar (ARCHITECTURE.md, rule 5).
+// The layers import one way: cli → runtime → compiler → grammar (docs/architecture.md "Rules").
 // The runtime reaches the grammar only through compiler/index.ts re-exports.
 const forbidden: Record<string, string[]> = {
   grammar: ["compiler", "runtime", "cli"],

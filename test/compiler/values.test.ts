@@ -128,7 +128,7 @@ values("a default lease TTL above an explicit max is an error even when the defa
   assert.equal(errorsOf("pull_api { auth token raw:t; max_lease_ttl 1m }"), []);
 });
 
-values("default_max_wait off means no wait, as 0 does (reference-behaviour §1.2: off or 0 is disabled or zero)", () => {
+values("default_max_wait off means no wait, as 0 does (off or 0 is disabled or zero)", () => {
   for (const value of ["off", "0"]) {
     const result = compileSpoolfile(`pull_api { auth token raw:t; default_max_wait ${value} }\n`, "Spoolfile", { env: {} });
     assert.equal(result.diagnostics.filter((d) => d.severity === "error"), [], value);

@@ -48,7 +48,7 @@ export async function startReceiver(handler: Handler = (_req, res) => res.end("o
   };
 }
 
-/** Plain HTTP to 127.0.0.1 needs these (clarification 8). */
+/** Plain HTTP to 127.0.0.1 needs these (docs/decisions.md D36). */
 export const localEgress: EgressPolicy = { allow: [], deny: [], httpsOnly: false, redirects: false, dnsRebindProtection: false };
 
 export const systemClock: DeliveryClock = {

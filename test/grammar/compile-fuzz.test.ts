@@ -1,6 +1,6 @@
 // Property tests across grammar and compiler (seeded like fuzz.test.ts: SPOOL_FUZZ_SEED, SPOOL_FUZZ_RUNS):
-//   - fmt(x) compiles to the same IR and the same diagnostics as x (DECISIONS.md "config fmt is
-//     lossless"), over the corpus, its messy layout variations with comments and blank lines added,
+//   - fmt(x) compiles to the same IR and the same diagnostics as x (docs/decisions.md
+//     D3), over the corpus, its messy layout variations with comments and blank lines added,
 //     and randomly mutated corpus configs;
 //   - compiling anything (mutated configs, recovered trees of broken files, token soups) never
 //     throws, and the config is null exactly when an error is reported.

@@ -40,7 +40,7 @@ for (const testCase of fmtCorpus) {
     assert.fixture(output, expected);
     assert.equal(formatText(input.text!, testCase.inputFile), { ok: true, text: expected }, "config fmt's entry point agrees");
 
-    // The expected file itself must follow DECISIONS' layout rules, whoever wrote it.
+    // The expected file itself must follow the layout rules of docs/decisions.md D3, whoever wrote it.
     assert.equal(canonicalLayoutViolations(expected), [], `${testCase.expectedFile} is not canonical`);
 
     const reparsed = parseSpoolfile(expected, testCase.expectedFile);

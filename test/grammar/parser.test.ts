@@ -1,5 +1,5 @@
-// Behaviour of the Spoolfile lexer and parser (DECISIONS.md "Config language", reference-behaviour
-// §1.1): where statements end, what a token is, how strings decode, where comments and blank lines
+// Behaviour of the Spoolfile lexer and parser (docs/decisions.md D2, docs/spoolfile.md
+// "Syntax"): where statements end, what a token is, how strings decode, where comments and blank lines
 // go, the positions the diagnostics and the editor rely on, and that every syntax error is reported.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";

@@ -1,4 +1,4 @@
-// An independent check of the canonical layout DECISIONS.md ("config fmt is lossless") requires,
+// An independent check of the canonical layout docs/decisions.md D3 requires,
 // written from the rules rather than from the printer, so a golden file blessed from a buggy
 // printer still fails: 2-space indentation by depth, one statement per line, `{` ending its
 // statement's line, `}` alone (an end-of-line comment may follow), at most one blank line in a row,

@@ -1,5 +1,5 @@
 // Generated variations of a Spoolfile for property tests. A variation keeps the statements,
-// their order, their quoting and the place of every comment, and changes only what DECISIONS.md
+// their order, their quoting and the place of every comment, and changes only what docs/decisions.md D3
 // calls layout: indentation (spaces and tabs), statements joined with ";" or after "}" on one line,
 // one-line blocks, runs of blank lines (also whitespace-only), trailing whitespace, LF/CRLF/mixed
 // line endings, a missing final newline. `augmentTree` adds comments and blank lines at random

@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { ApiError, apiError, ERROR_STATUS, isErrorCode, retryAfterHeader, statusForCode, toApiError, type ErrorCode } from "../../runtime/errors.js";
 
-// Transcribed from webhook-queue.md "Errors" and DECISIONS.md "Ingress" / "Admin API".
+// Transcribed from docs/api.md "Error catalogue" and docs/decisions.md D10–D17, D28–D30.
 const PULL_TABLE: Record<string, number> = {
   invalid_body: 400,
   unauthorized: 401,
@@ -60,7 +60,7 @@ catalogue("every Pull and Admin table code has the table's status", () => {
   }
 });
 
-catalogue("every ingress code has the DECISIONS status on the ingress surface; queue_full is 503 there, 429 elsewhere", () => {
+catalogue("every ingress code has its decided status on the ingress surface; queue_full is 503 there, 429 elsewhere", () => {
   for (const [code, status] of Object.entries(INGRESS_TABLE)) {
     assert.is(statusForCode(code as ErrorCode, "ingress"), status, code);
   }

@@ -451,7 +451,7 @@ server("graceful close closes idle keep-alive sockets without waiting for the de
 
 server("graceful close cuts connections whose complete request is still being handled at the deadline", async () => {
   // Received whole, the request may be in the middle of its store write: a 503 could contradict
-  // what then gets stored, so it gets no answer (clarification 58: a request with no answer may or may not be stored).
+  // what then gets stored, so it gets no answer (docs/decisions.md D44: a request with no answer may or may not be stored).
   const listener = await start(() => {
     /* never answers: a stuck handler */
   });

@@ -1,6 +1,6 @@
 // The two caches in front of the store's queue stats never pass a value older than their bound off
-// as current: once the store stops answering, readers get the failure (DECISIONS.md "Settled
-// details": health details and queue gauges are at most 2 s stale).
+// as current: once the store stops answering, readers get the failure (docs/decisions.md
+// D32: health details and queue gauges are at most 2 s stale).
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { StaleWhileRefreshCache } from "../../runtime/health/stale-cache.js";

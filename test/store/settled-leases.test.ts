@@ -1,5 +1,5 @@
 // The in-process memory of settled leases (runtime/store/settled-leases.ts) that makes a repeated
-// ack or nack succeed (DECISIONS.md "Pull API"): what it remembers, for how long, and its bound.
+// ack or nack succeed (docs/decisions.md D19): what it remembers, for how long, and its bound.
 // The store-level behaviour (a repeated ack answers success) is in the contract suite; this pins the
 // bookkeeping beneath it, which was rewritten from one trimmed Map to two generations.
 import { test } from "uvu";

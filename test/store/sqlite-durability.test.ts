@@ -1,5 +1,5 @@
 // An answered enqueue survives SIGKILL: a child enqueues under concurrency and is killed at a random
-// moment; after reopening, every id the child reported as stored is there (DECISIONS.md "Storage").
+// moment; after reopening, every id the child reported as stored is there (docs/decisions.md D40).
 // An answered ack survives it too, although ack commits do not wait for the fsync (the Store
 // contract's durability note): they are in the WAL, and only a power loss could undo them.
 import { spawn } from "node:child_process";

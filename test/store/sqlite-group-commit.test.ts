@@ -1,4 +1,4 @@
-// Group commit on SQLite (DECISIONS.md "Storage"): writes submitted in the same moment share one
+// Group commit on SQLite (docs/decisions.md D40): writes submitted in the same moment share one
 // transaction and one fsync, one caller's refusal never fails its neighbours, and nobody is answered
 // before the commit holding their work. Commits are counted through the store observer.
 import Database from "better-sqlite3";

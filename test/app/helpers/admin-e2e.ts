@@ -77,7 +77,7 @@ export interface AuditLine {
   metadata: Record<string, unknown> & { kind: string };
 }
 
-/** Audit lines are the JSON lines with both `tool` and `input_hash` (clarifications.md 56). */
+/** Audit lines are the JSON lines with both `tool` and `input_hash` (docs/decisions.md D29). */
 export function auditLines(output: string): AuditLine[] {
   const lines: AuditLine[] = [];
   for (const line of output.split("\n")) {
