@@ -52,6 +52,8 @@ export class AuditLog {
   private size: number;
   private queue: Pending[] = [];
   private flushing = false;
+  /** How many write+fsync rounds ran (group commit makes this far smaller than the lines). */
+  fsyncs = 0;
 
   /** Opens FILE for appending (throws when it cannot); nothing is written. */
   constructor(readonly file: string) {
@@ -94,6 +96,7 @@ export class AuditLog {
         let written = 0;
         while (written < bytes.length) written += await writeAsync(this.fd, bytes.subarray(written));
         await fsyncAsync(this.fd);
+        this.fsyncs++;
         this.prev = prev;
         this.size += bytes.length;
         for (const p of batch) p.resolve();
