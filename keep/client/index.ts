@@ -1,5 +1,5 @@
 // The Keep client library (route C), imported as `spool/keep`. `url`, `token` and `ca` are all
-// required: nothing is read from the environment, process.env is never written, and there is no
+// required: nothing is read from the environment, which is never written either, and there is no
 // retry loop. TLS trusts only `ca`, with verification always on.
 import { isValidPath, normalizePrefix } from "../common/paths.js";
 import { refusal } from "../consumer/errors.js";
