@@ -96,6 +96,7 @@ export interface Served {
   port: number;
   child: ChildProcess;
   stderr(): string;
+  stdout(): string;
   stop(): Promise<number | null>;
 }
 
@@ -120,6 +121,7 @@ export function startChild(args: string[], cwd?: string): Promise<Served> {
           port: Number(new URL(url).port),
           child,
           stderr: () => err,
+          stdout: () => out,
           stop: () =>
             new Promise((done) => {
               if (child.exitCode !== null) return done(child.exitCode);
