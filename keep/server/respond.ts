@@ -45,3 +45,35 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.on("error", reject);
   });
 }
+
+/**
+ * Reads and discards a request body the route does not use, so the keep-alive connection stays
+ * usable; beyond `limit` bytes the connection is closed after the answer instead.
+ */
+export function drainBody(req: IncomingMessage, res: ServerResponse, limit: number): Promise<void> {
+  if (req.complete) return Promise.resolve();
+  return new Promise((resolve) => {
+    let size = 0;
+    const done = (): void => {
+      req.off("data", onData);
+      resolve();
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        res.setHeader("Connection", "close");
+        done();
+      }
+    };
+    req.on("data", onData);
+    req.once("end", done);
+    req.once("error", done);
+  });
+}
+
+/** The answer to a request Node's HTTP parser rejected (after TLS): JSON like every other error. */
+export function answerMalformed(error: NodeJS.ErrnoException, socket: { writable: boolean; end(data: string): void; destroy(): void }): void {
+  if (!socket.writable || error.code === "ECONNRESET") return socket.destroy();
+  const body = JSON.stringify({ error: { code: "bad_request", message: "malformed HTTP request" } });
+  socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}

@@ -8,7 +8,7 @@ import type { AuditEvent, AuditLog } from "./audit.js";
 import { OpenError } from "./crypto.js";
 import { parseExportBody } from "./export-body.js";
 import type { Policy } from "./policy.js";
-import { readBody, sendError, sendJson, BodyTooLarge } from "./respond.js";
+import { BodyTooLarge, drainBody, readBody, sendError, sendJson } from "./respond.js";
 import type { SecretStore } from "./store.js";
 import { bearerToken, identify } from "./tokens.js";
 
@@ -34,6 +34,8 @@ export function handler(ctx: KeepContext) {
 
 async function route(ctx: KeepContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = (req.url ?? "/").split("?")[0];
+  const isExport = req.method === "POST" && url === "/v1/export" && ctx.exportEnabled;
+  if (!isExport) await drainBody(req, res, MAX_EXPORT_BODY);
   if (url === "/healthz") {
     if (req.method === "GET" || req.method === "HEAD") sendJson(res, 200, { status: "ok" });
     else sendError(res, "not_found", "no such route");
@@ -45,7 +47,7 @@ async function route(ctx: KeepContext, req: IncomingMessage, res: ServerResponse
   if (identity === undefined || !ctx.policy().hasIdentity(identity)) return sendError(res, "unauthorized", "missing, malformed or unknown bearer token");
   if (req.method === "GET" && url.startsWith("/v1/secrets/")) return readSecret(ctx, res, identity, url.slice("/v1/secrets/".length));
   if (req.method === "GET" && (url === "/v1/list" || url.startsWith("/v1/list/"))) return list(ctx, res, identity, url.slice("/v1/list/".length));
-  if (req.method === "POST" && url === "/v1/export" && ctx.exportEnabled) return exportSet(ctx, req, res, identity);
+  if (isExport) return exportSet(ctx, req, res, identity);
   sendError(res, "not_found", "no such route");
 }
 

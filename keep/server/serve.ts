@@ -5,6 +5,7 @@ import { createServer, type Server } from "node:https";
 import { join } from "node:path";
 import { AuditLog } from "./audit.js";
 import { loadPolicy, Policy, PolicyError } from "./policy.js";
+import { answerMalformed } from "./respond.js";
 import { handler } from "./routes.js";
 import { SecretStore } from "./store.js";
 
@@ -66,6 +67,7 @@ export async function startServer(opts: ServeOptions, log: (line: string) => voi
     throw new StartupError(`the TLS certificate or key is unusable (${(error as Error).message.split("\n")[0]})`);
   }
   server.on("request", handler({ store, policy: () => policy, audit, exportEnabled: opts.enableExport, log }));
+  server.on("clientError", answerMalformed);
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => reject(new StartupError(`cannot listen on ${opts.listen} (${error.code ?? error.message})`)));
