@@ -51,7 +51,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
  * usable; beyond `limit` bytes the connection is closed after the answer instead.
  */
 export function drainBody(req: IncomingMessage, res: ServerResponse, limit: number): Promise<void> {
-  if (req.complete) return Promise.resolve();
+  if (req.complete || (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined)) return Promise.resolve();
   return new Promise((resolve) => {
     let size = 0;
     const done = (): void => {

@@ -14,6 +14,13 @@ import { bearerToken, identify } from "./tokens.js";
 
 export const MAX_EXPORT_BODY = 1024 * 1024;
 
+const requestIdPrefix = randomBytes(6).toString("hex");
+let requestCounter = 0;
+/** A request id unique to this process: a random prefix and a counter. */
+function nextRequestId(): string {
+  return `${requestIdPrefix}${(++requestCounter).toString(16).padStart(8, "0")}`;
+}
+
 export interface KeepContext {
   store: SecretStore;
   policy(): Policy;
@@ -53,16 +60,20 @@ async function route(ctx: KeepContext, req: IncomingMessage, res: ServerResponse
 
 /** Opens every value, then writes one audit line per secret; undefined when it answered already. */
 async function openAndAudit(ctx: KeepContext, res: ServerResponse, identity: string, op: AuditEvent["op"], paths: string[]): Promise<Buffer[] | undefined> {
-  let values: Buffer[];
+  let values: (Buffer | undefined)[];
   try {
-    values = paths.map((p) => ctx.store.get(p) as Buffer);
+    values = paths.map((p) => ctx.store.get(p));
   } catch (error) {
     if (!(error instanceof OpenError)) throw error;
     ctx.log(`keep: ${error.message}; nothing served`);
     sendError(res, "internal_error", "a stored value failed its integrity check; nothing was served");
     return undefined;
   }
-  const request_id = randomBytes(8).toString("hex");
+  if (values.some((v) => v === undefined)) {
+    sendError(res, "not_found", paths.length === 1 ? "no such path" : "at least one path does not exist; nothing was served");
+    return undefined;
+  }
+  const request_id = nextRequestId();
   try {
     await ctx.audit.append(paths.map((path) => ({ identity, op, path, request_id })));
   } catch (error) {
@@ -71,13 +82,12 @@ async function openAndAudit(ctx: KeepContext, res: ServerResponse, identity: str
     return undefined;
   }
   res.setHeader("X-Request-Id", request_id);
-  return values;
+  return values as Buffer[];
 }
 
 async function readSecret(ctx: KeepContext, res: ServerResponse, identity: string, path: string): Promise<void> {
   if (!isValidPath(path)) return sendError(res, "not_found", "no such path");
   if (!ctx.policy().allows(identity, "read", path)) return sendError(res, "forbidden", "the policy denies read on this path");
-  if (!ctx.store.has(path)) return sendError(res, "not_found", "no such path");
   const values = await openAndAudit(ctx, res, identity, "read", [path]);
   if (values) sendJson(res, 200, { value: values[0].toString("utf8") });
 }
@@ -101,7 +111,6 @@ async function exportSet(ctx: KeepContext, req: IncomingMessage, res: ServerResp
   if (typeof paths === "string") return sendError(res, "bad_request", paths);
   const policy = ctx.policy();
   if (paths.some((p) => !policy.allows(identity, "read", p))) return sendError(res, "forbidden", "the policy denies read on at least one path; nothing was served");
-  if (paths.some((p) => !ctx.store.has(p))) return sendError(res, "not_found", "at least one path does not exist; nothing was served");
   const values = await openAndAudit(ctx, res, identity, "export", paths);
   if (values) sendJson(res, 200, { secrets: paths.map((path, i) => ({ path, value: values[i].toString("utf8") })) });
 }

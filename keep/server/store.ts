@@ -120,15 +120,25 @@ export class SecretStore {
     return { keyId, resealed: rows.length };
   }
 
+  private tokenCache: { version: number; rows: TokenRow[] } | undefined;
+
+  /**
+   * The token hashes, re-read whenever another connection (an admin command) has committed since
+   * the last call: SQLite's data_version changes then, so a new or revoked token counts at once.
+   */
   tokens(): TokenRow[] {
-    return this.stmt("SELECT identity, hash FROM tokens").all() as TokenRow[];
+    const version = this.stmt("PRAGMA data_version").pluck().get() as number;
+    if (this.tokenCache?.version !== version) this.tokenCache = { version, rows: this.stmt("SELECT identity, hash FROM tokens").all() as TokenRow[] };
+    return this.tokenCache.rows;
   }
 
   setToken(identity: string, hash: Buffer): void {
+    this.tokenCache = undefined;
     this.stmt("INSERT OR REPLACE INTO tokens (identity, hash) VALUES (?, ?)").run(identity, hash);
   }
 
   revokeToken(identity: string): boolean {
+    this.tokenCache = undefined;
     return this.stmt("DELETE FROM tokens WHERE identity = ?").run(identity).changes > 0;
   }
 
