@@ -15,6 +15,7 @@ import { tokenIssue } from "../../keep/cli/admin.js";
 import { makeDevCerts } from "../../keep/cli/dev-certs.js";
 import { SecretStore } from "../../keep/server/store.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
+import { cpuNote, withCpuPerUnit } from "./load.js";
 
 const SECONDS = Number(process.env.SPOOL_BENCH_SECONDS ?? 8);
 const CONNECTIONS = 50;
@@ -76,9 +77,24 @@ function started(child: ChildProcess, ready: () => number | undefined): Promise<
   });
 }
 
-async function load(port: number, token: string, seconds: number): Promise<{ rps: number; p99: number; non2xx: number }> {
-  const r = await autocannon({ url: `https://127.0.0.1:${port}/v1/secrets/${PATH}`, connections: CONNECTIONS, duration: seconds, headers: { authorization: `Bearer ${token}` } });
-  return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx };
+interface Measured {
+  rps: number;
+  p99: number;
+  non2xx: number;
+  total: number;
+  cpuUsPerUnit: number | null;
+}
+
+/** Loads the server at `port` (process `pid`) and measures its CPU time per read too. */
+function load(port: number, pid: number, token: string, seconds: number): Promise<Measured> {
+  return withCpuPerUnit(
+    pid,
+    async () => {
+      const r = await autocannon({ url: `https://127.0.0.1:${port}/v1/secrets/${PATH}`, connections: CONNECTIONS, duration: seconds, headers: { authorization: `Bearer ${token}` } });
+      return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, total: r.requests.total };
+    },
+    (r) => r.total,
+  );
 }
 
 async function main(): Promise<void> {
@@ -107,15 +123,22 @@ async function main(): Promise<void> {
     }
   });
   const idleRss = rssMb(keep.pid!);
-  await load(keepPort, token, 2);
-  await load(refPort, token, 2);
-  const rounds: { keep: Awaited<ReturnType<typeof load>>; ref: Awaited<ReturnType<typeof load>> }[] = [];
+  const measureKeep = (seconds: number) => load(keepPort, keep.pid!, token, seconds);
+  const measureRef = (seconds: number) => load(refPort, ref.pid!, token, seconds);
+  await measureKeep(2);
+  await measureRef(2);
+  // Two rounds, alternating who goes first.
+  const rounds: { keep: Measured; ref: Measured }[] = [];
   for (let i = 0; i < 2; i++) {
-    const a = i % 2 === 0 ? await load(keepPort, token, SECONDS) : undefined;
-    const r = await load(refPort, token, SECONDS);
-    const k = a ?? (await load(keepPort, token, SECONDS));
-    rounds.push({ keep: k, ref: r });
+    if (i % 2 === 0) {
+      const k = await measureKeep(SECONDS);
+      rounds.push({ keep: k, ref: await measureRef(SECONDS) });
+    } else {
+      const r = await measureRef(SECONDS);
+      rounds.push({ keep: await measureKeep(SECONDS), ref: r });
+    }
   }
+  const cpu = (m: Measured[]): number | null => (m.some((x) => x.cpuUsPerUnit === null) ? null : m.reduce((s, x) => s + (x.cpuUsPerUnit ?? 0), 0) / m.length);
   const keepRps = rounds.reduce((s, r) => s + r.keep.rps, 0) / rounds.length;
   const refRps = rounds.reduce((s, r) => s + r.ref.rps, 0) / rounds.length;
   const p99 = Math.max(...rounds.map((r) => r.keep.p99));
@@ -123,8 +146,8 @@ async function main(): Promise<void> {
   const non2xx = rounds.reduce((s, r) => s + r.keep.non2xx, 0);
   const ratio = keepRps / refRps;
   const mark = (ok: boolean): string => (ok ? "MET" : "MISSED");
-  process.stdout.write(`  keep serve reads (1 KB, ${CONNECTIONS} keep-alive TLS clients, audited+fsynced)  ${keepRps.toFixed(0)} reads/s, p99 ${p99} ms${non2xx ? `, ${non2xx} non-2xx` : ""}\n`);
-  process.stdout.write(`  reference (node:https + map + group-committed audit)              ${refRps.toFixed(0)} reads/s, p99 ${refP99} ms\n`);
+  process.stdout.write(`  keep serve reads (1 KB, ${CONNECTIONS} keep-alive TLS clients, audited+fsynced)  ${keepRps.toFixed(0)} reads/s, p99 ${p99} ms${cpuNote(cpu(rounds.map((r) => r.keep)), "read")}${non2xx ? `, ${non2xx} non-2xx` : ""}\n`);
+  process.stdout.write(`  reference (node:https + map + group-committed audit)              ${refRps.toFixed(0)} reads/s, p99 ${refP99} ms${cpuNote(cpu(rounds.map((r) => r.ref)), "read")}\n`);
   process.stdout.write(`  ratio ${ratio.toFixed(2)}x reference (target >= 0.7x): ${mark(ratio >= 0.7)}; p99 ${p99} ms (target <= 25 ms): ${mark(p99 <= 25)}\n`);
   process.stdout.write(`  keep idle RSS after startup ${idleRss.toFixed(1)} MB (target <= 80 MB): ${mark(idleRss <= 80)}; after load ${rssMb(keep.pid!).toFixed(1)} MB\n`);
   keep.kill("SIGTERM");

@@ -4,7 +4,7 @@
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
 process.emitWarning = () => undefined;
 
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { format, inspect } from "node:util";
 import { suite } from "uvu";
@@ -62,7 +62,9 @@ async function failure(p: Promise<unknown>): Promise<ClientModule.KeepError> {
 
 test("the package exports spool/keep: KeepClient, KeepError, SecretValue", () => {
   const pkg = JSON.parse(readFileSync(repoPath("package.json"), "utf8"));
-  assert.ok(pkg.exports["./keep"]);
+  const entry = pkg.exports["./keep"];
+  assert.ok(existsSync(repoPath(entry.import)), "the module exists");
+  assert.ok(existsSync(repoPath(entry.types)), "its types exist");
   assert.type(lib.KeepClient, "function");
   assert.type(lib.SecretValue, "function");
 });
