@@ -1,6 +1,6 @@
 // Admin commands that work on the data directory directly: put, rm, ls, token issue/revoke,
 // rotate-key. Each returns its exit code; messages go to stderr and never hold a value or token.
-import { closeSync, fsyncSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, fsyncSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { isValidPath, normalizePrefix } from "../common/paths.js";
 import { loadPolicy } from "../server/policy.js";
 import { SecretStore } from "../server/store.js";
@@ -66,13 +66,17 @@ export function tokenIssue(identity: string, policyFile: string, dir: string, ou
     throw new AdminError(code === "EEXIST" ? `${out} exists; it was left unchanged` : `cannot create ${out} (${code ?? "error"})`);
   }
   try {
-    writeSync(fd, `${token}\n`);
-    fsyncSync(fd);
-    closeSync(fd);
+    try {
+      fchmodSync(fd, 0o600);
+      writeSync(fd, `${token}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     withStore(dir, (store) => store.setToken(identity, hashToken(token)));
   } catch (error) {
     unlinkSync(out);
-    throw new AdminError(`cannot issue the token (${(error as Error).message}); no file was left`);
+    throw new AdminError(`cannot issue the token (${(error as NodeJS.ErrnoException).code ?? "error"}); no file was left`);
   }
 }
 
