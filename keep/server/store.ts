@@ -69,7 +69,43 @@ export class SecretStore {
     this.db.close();
   }
 
+  // Sealed rows (ciphertext only, never a plaintext) and token hashes are kept in memory until
+  // another connection (an admin command) commits: SQLite's data_version changes then. Each read
+  // checks it, so a change counts at the next request; this connection's own writes clear them too.
+  private version = -1;
+  private rowCache = new Map<string, SecretRow | null>();
+  private rowCacheBytes = 0;
+  private tokenCache: TokenRow[] | undefined;
+  private static readonly ROW_CACHE_BYTES = 32 * 1024 * 1024;
+
+  private refresh(): void {
+    const version = this.stmt("PRAGMA data_version").pluck().get() as number;
+    if (version !== this.version) {
+      this.version = version;
+      this.invalidate();
+    }
+  }
+
+  private invalidate(): void {
+    this.rowCache.clear();
+    this.rowCacheBytes = 0;
+    this.tokenCache = undefined;
+  }
+
+  private row(path: string): SecretRow | undefined {
+    this.refresh();
+    const cached = this.rowCache.get(path);
+    if (cached !== undefined) return cached ?? undefined;
+    const row = this.stmt("SELECT * FROM secrets WHERE path = ?").get(path) as SecretRow | undefined;
+    const size = (row?.ciphertext.length ?? 0) + path.length + 64;
+    if (this.rowCacheBytes + size > SecretStore.ROW_CACHE_BYTES) this.invalidate();
+    this.rowCache.set(path, row ?? null);
+    this.rowCacheBytes += size;
+    return row;
+  }
+
   put(path: string, value: Buffer): void {
+    this.invalidate();
     const keyId = this.keys.currentId;
     const sealed = seal(this.keyFor(keyId), path, value);
     this.stmt("INSERT OR REPLACE INTO secrets (path, key_id, nonce, ciphertext, tag) VALUES (?, ?, ?, ?, ?)")
@@ -78,15 +114,16 @@ export class SecretStore {
 
   /** The opened value, or undefined when the path is not stored. Throws OpenError when tampered. */
   get(path: string): Buffer | undefined {
-    const row = this.stmt("SELECT * FROM secrets WHERE path = ?").get(path) as SecretRow | undefined;
+    const row = this.row(path);
     return row ? open(this.keyFor(row.key_id), row.path, row) : undefined;
   }
 
   has(path: string): boolean {
-    return this.stmt("SELECT 1 FROM secrets WHERE path = ?").get(path) !== undefined;
+    return this.row(path) !== undefined;
   }
 
   remove(path: string): boolean {
+    this.invalidate();
     return this.stmt("DELETE FROM secrets WHERE path = ?").run(path).changes > 0;
   }
 
@@ -104,6 +141,7 @@ export class SecretStore {
   rotateKey(): { keyId: string; resealed: number } {
     const oldIds = new Set((this.stmt("SELECT DISTINCT key_id FROM secrets").all() as { key_id: string }[]).map((r) => r.key_id));
     oldIds.add(this.keys.currentId);
+    this.invalidate();
     const keyId = this.keys.createNext();
     const rows = this.stmt("SELECT * FROM secrets").all() as SecretRow[];
     const update = this.stmt("UPDATE secrets SET key_id = ?, nonce = ?, ciphertext = ?, tag = ? WHERE path = ?");
@@ -120,25 +158,20 @@ export class SecretStore {
     return { keyId, resealed: rows.length };
   }
 
-  private tokenCache: { version: number; rows: TokenRow[] } | undefined;
-
-  /**
-   * The token hashes, re-read whenever another connection (an admin command) has committed since
-   * the last call: SQLite's data_version changes then, so a new or revoked token counts at once.
-   */
+  /** The token hashes (re-read after another connection's commit, see refresh). */
   tokens(): TokenRow[] {
-    const version = this.stmt("PRAGMA data_version").pluck().get() as number;
-    if (this.tokenCache?.version !== version) this.tokenCache = { version, rows: this.stmt("SELECT identity, hash FROM tokens").all() as TokenRow[] };
-    return this.tokenCache.rows;
+    this.refresh();
+    this.tokenCache ??= this.stmt("SELECT identity, hash FROM tokens").all() as TokenRow[];
+    return this.tokenCache;
   }
 
   setToken(identity: string, hash: Buffer): void {
-    this.tokenCache = undefined;
+    this.invalidate();
     this.stmt("INSERT OR REPLACE INTO tokens (identity, hash) VALUES (?, ?)").run(identity, hash);
   }
 
   revokeToken(identity: string): boolean {
-    this.tokenCache = undefined;
+    this.invalidate();
     return this.stmt("DELETE FROM tokens WHERE identity = ?").run(identity).changes > 0;
   }
 
