@@ -5,6 +5,7 @@ process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
 process.emitWarning = () => undefined;
 
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer as createNetServer } from "node:net";
 import { join } from "node:path";
 import { format, inspect } from "node:util";
 import { suite } from "uvu";
@@ -165,6 +166,24 @@ test("transport failures: status undefined, Node's code, retryable", async () =>
   await closed.stop();
   const refused = await failure(client(closed).read("app/prod/API_KEY"));
   assert.equal([refused.status, refused.code, refused.is_retryable], [undefined, "ECONNREFUSED", true]);
+});
+
+test("a server that never answers times out: ETIMEDOUT, retryable, one attempt (no retry loop)", async () => {
+  let connections = 0;
+  const silent = createNetServer((socket) => {
+    connections++;
+    socket.on("error", () => undefined);
+  });
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  const port = (silent.address() as { port: number }).port;
+  try {
+    const c = new lib.KeepClient({ url: `https://127.0.0.1:${port}`, token: ci, ca: fx.certs.caPem, timeoutMs: 300 });
+    const e = await failure(c.read("app/prod/API_KEY"));
+    assert.equal([e.status, e.code, e.is_retryable], [undefined, "ETIMEDOUT", true]);
+    assert.is(connections, 1);
+  } finally {
+    silent.close();
+  }
 });
 
 test("a rogue CA is refused, also with NODE_TLS_REJECT_UNAUTHORIZED=0", async () => {
