@@ -7,6 +7,9 @@ import { devBanner, prepareDev } from "./dev.js";
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
 export async function runServe(raw: readonly string[], dev: boolean, enableExport: boolean): Promise<number> {
+  // A SIGHUP during startup must not end the process (its default action): the policy is read
+  // at startup anyway, and the server's own handler takes over once it listens.
+  process.on("SIGHUP", () => undefined);
   let opts: ServeOptions;
   if (dev) {
     opts = await prepareDev(givenValue(raw, "listen"));
