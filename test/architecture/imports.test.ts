@@ -6,10 +6,14 @@ import { repoPath } from "../helpers/repo.js";
 
 // The layers import one way: cli → runtime → compiler → grammar (docs/architecture.md "Rules").
 // The runtime reaches the grammar only through compiler/index.ts re-exports.
+// Keep (keep/) is a separate product in the same package: it and the queue import nothing of
+// each other (keep/README.md, "Layout").
 const forbidden: Record<string, string[]> = {
-  grammar: ["compiler", "runtime", "cli"],
-  compiler: ["runtime", "cli"],
-  runtime: ["cli", "grammar"],
+  grammar: ["compiler", "runtime", "cli", "keep"],
+  compiler: ["runtime", "cli", "keep"],
+  runtime: ["cli", "grammar", "keep"],
+  cli: ["keep"],
+  keep: ["grammar", "compiler", "runtime", "cli"],
 };
 
 function sourceFiles(dir: string): string[] {
@@ -81,6 +85,30 @@ layers("no store backend imports another", () => {
     }
   }
   assert.equal(violations, []);
+});
+
+// Inside keep/: the library and the consumer core never reach the server or the CLI.
+for (const part of ["client", "consumer", "common"]) {
+  layers(`keep/${part}/ imports nothing from keep/server or keep/cli`, () => {
+    const violations: string[] = [];
+    for (const file of sourceFiles(repoPath("keep", part))) {
+      for (const m of readFileSync(file, "utf8").matchAll(/from\s+"(\.[^"]+)"/g)) {
+        const target = relative(repoPath("keep"), join(file, "..", m[1])).split("/")[0];
+        if (target === "server" || target === "cli") violations.push(`${relative(repoPath(), file)} imports ${m[1]}`);
+      }
+    }
+    assert.equal(violations, []);
+  });
+}
+
+layers("keep's server never loads node:http (TLS only: node:https)", () => {
+  const loads: string[] = [];
+  for (const file of sourceFiles(repoPath("keep", "server"))) {
+    for (const m of readFileSync(file, "utf8").matchAll(/^import\s+(type\s+)?[^;]*?from\s+"(node:)?(http|http2|net)"/gm)) {
+      if (!m[1]) loads.push(`${relative(repoPath(), file)} imports ${m[3]}`);
+    }
+  }
+  assert.equal(loads, []);
 });
 
 layers.run();
