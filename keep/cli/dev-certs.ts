@@ -2,7 +2,6 @@
 // ECDSA P-256 CA (its private key is never written) and a server certificate for localhost and
 // 127.0.0.1, valid for 30 days.
 import { webcrypto } from "node:crypto";
-import { installReflectMetadata } from "./reflect-shim.js";
 
 export interface DevCerts {
   caPem: string;
@@ -13,7 +12,8 @@ export interface DevCerts {
 const ALG = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
 
 export async function makeDevCerts(hosts: { dns: string[]; ips: string[] } = { dns: ["localhost"], ips: ["127.0.0.1"] }): Promise<DevCerts> {
-  installReflectMetadata();
+  // tsyringe, which @peculiar/x509 registers its ASN.1 handlers through, needs the Reflect metadata API.
+  await import("reflect-metadata");
   const x509 = await import("@peculiar/x509");
   x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
   const notBefore = new Date(Date.now() - 3600_000);
