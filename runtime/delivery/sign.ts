@@ -3,8 +3,7 @@
 // secret is read again when its last read is FILE_SECRET_REFRESH_MS old (docs/delivery.md
 // "Signing"), so a rotated file takes effect without a reload.
 import { createHash, createHmac } from "node:crypto";
-import { readSecretFile } from "../../compiler/context.js";
-import { decodeStandardWebhooksKey } from "../../compiler/index.js";
+import { decodeStandardWebhooksKey, readSecretFile } from "../../compiler/index.js";
 
 export interface SigningSecret {
   /** The resolved secret text (never a `env:`/`file:` reference: the compiler resolved that). */
