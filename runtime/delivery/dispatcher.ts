@@ -3,6 +3,7 @@
 // and gets every setting as plain values: no config text, no IR parsing here.
 import { setMaxListeners } from "node:events";
 import type { Dispatcher as UndiciDispatcher } from "undici";
+import type { Clock } from "../clock.js";
 import type { AttemptResult } from "./classify.js";
 import { createEgressAgent, type EgressPolicy, type ResolveHost, compileEgressPolicy, type CompiledEgressPolicy } from "./egress.js";
 import { deliverExec, EXEC_PIPE_GRACE_MS, type ExecResult } from "./exec.js";
@@ -71,14 +72,9 @@ export interface DeliveryObserver {
   onError?(error: unknown, context: { readonly route: string; readonly target: string; readonly operation: string }): void;
 }
 
-export interface DeliveryClock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
 export interface DispatcherDeps {
   readonly queue: DeliveryQueue;
-  readonly clock: DeliveryClock;
+  readonly clock: Clock;
   readonly random?: () => number;
   readonly observer?: DeliveryObserver;
   /** Injected into the default egress agent (tests resolve fake names). */

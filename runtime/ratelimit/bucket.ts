@@ -1,9 +1,6 @@
 // Token bucket for `rate_limit { rps F; burst N }` of ingress, routes and the Pull API
 // (docs/spoolfile.md; docs/decisions.md D20).
-
-export interface NowClock {
-  now(): number;
-}
+import type { NowClock } from "../clock.js";
 
 export interface RateLimitSettings {
   /** Sustained requests per second; may be fractional (0.5 = one request every 2 s). */

@@ -3,7 +3,8 @@
 import { createServer, type IncomingMessage, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
-import type { AttemptRecord, DeliveryClock, DeliveryQueue, DequeueRequest, Leased, NackHow } from "../../runtime/delivery/dispatcher.js";
+import type { Clock } from "../../runtime/clock.js";
+import type { AttemptRecord, DeliveryQueue, DequeueRequest, Leased, NackHow } from "../../runtime/delivery/dispatcher.js";
 import type { EgressPolicy } from "../../runtime/delivery/egress.js";
 
 export interface ReceivedRequest {
@@ -51,7 +52,7 @@ export async function startReceiver(handler: Handler = (_req, res) => res.end("o
 /** Plain HTTP to 127.0.0.1 needs these (docs/decisions.md D36). */
 export const localEgress: EgressPolicy = { allow: [], deny: [], httpsOnly: false, redirects: false, dnsRebindProtection: false };
 
-export const systemClock: DeliveryClock = {
+export const systemClock: Clock = {
   now: () => Date.now(),
   sleep: (ms, signal) => delay(ms, undefined, { signal }),
 };
