@@ -1,12 +1,12 @@
 // `auth hmac { provider … }` presets (docs/decisions.md D14).
 // Presets carry no nonce: the providers retry with the same signature, and their own timestamps
 // (where they have one) bound the replay window.
-import { decodeStandardWebhooksKey } from "../../../compiler/index.js";
+import { decodeStandardWebhooksKey, type HmacProvider } from "../../../compiler/index.js";
 import { anySecretSigns, DEFAULT_HMAC_TOLERANCE_MS } from "../../auth/hmac.js";
 import { secretsValidAt } from "../../auth/secrets.js";
 import { fail, headerValue, type InboundRequest, type RotatingSecret, type VerifyFailure } from "../../auth/types.js";
 
-export type HmacProvider = "github" | "gitea" | "stripe" | "cituro" | "standard_webhooks";
+export type { HmacProvider };
 
 export const HMAC_PROVIDERS: readonly HmacProvider[] = ["github", "gitea", "stripe", "cituro", "standard_webhooks"];
 
