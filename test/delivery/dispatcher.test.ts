@@ -9,7 +9,7 @@ import { DEFAULTS } from "../../compiler/defaults.js";
 import type { DequeueRequest, Leased } from "../../runtime/delivery/queue.js";
 
 const defaultEgressPolicy = DEFAULTS.egress;
-import { FakeQueue, localEgress, startReceiver, systemClock, waitFor, type Receiver } from "./helpers.js";
+import { FakeQueue, localEgress, startReceiver, systemClock, waitFor, WEBHOOKS_SIGNING, type Receiver } from "./helpers.js";
 
 const fastRetry = { maxRetries: 8, baseMs: 20, capMs: 200, jitter: 0 };
 
@@ -436,7 +436,7 @@ lifecycle("a reload with an unusable signing secret is refused and changes nothi
   const target = httpTarget(receiver, { headers: { "X-Version": "old" } });
   const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress });
   try {
-    const broken = { ...target, headers: { "X-Version": "new" }, signing: { mode: "standard_webhooks" as const, secrets: [{ value: "whsec_!!!" }] } };
+    const broken = { ...target, headers: { "X-Version": "new" }, signing: { ...WEBHOOKS_SIGNING, mode: "standard_webhooks" as const, secrets: [{ value: "whsec_!!!" }] } };
     assert.throws(() => dispatcher.reconfigure({ routes: [{ route: "/orders", concurrency: 20, targets: [broken] }], egress: localEgress }));
     queue.enqueue("/orders", target.target, "evt_1", "{}");
     await waitFor(() => queue.get("evt_1").state === "delivered", "delivery on the old settings");

@@ -6,6 +6,11 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Clock } from "../../runtime/clock.js";
 import type { AttemptRecord, DeliveryQueue, DequeueRequest, Leased, NackHow } from "../../runtime/delivery/dispatcher.js";
 import type { EgressPolicy } from "../../runtime/delivery/egress.js";
+import { DEFAULTS } from "../../compiler/index.js";
+
+/** What the compiler resolves for a `sign` block that sets only its secrets (compiler/defaults.ts). */
+export const HMAC_SIGNING = { selection: "newest_valid", signatureHeader: DEFAULTS.signatureHeader, timestampHeader: DEFAULTS.timestampHeader } as const;
+export const WEBHOOKS_SIGNING = { selection: "newest_valid" } as const;
 
 export interface ReceivedRequest {
   readonly method: string;
