@@ -1,0 +1,91 @@
+// What the dispatcher is given: each route's targets as plain settings, its dependencies and the
+// observer it reports to (docs/delivery.md). runtime/delivery/from-ir.ts builds these from the IR.
+import type { Dispatcher as UndiciDispatcher } from "undici";
+import type { Clock } from "../clock.js";
+import type { EgressPolicy, ResolveHost } from "./egress.js";
+import type { AttemptRecord, DeliveryQueue } from "./queue.js";
+import type { RetryPolicy } from "./retry.js";
+import type { SigningConfig } from "./sign.js";
+
+export interface HttpTargetSettings {
+  readonly kind: "http";
+  /** The target's identity in the store (the URL as configured). */
+  readonly target: string;
+  readonly url: string;
+  readonly timeoutMs: number;
+  readonly retry: RetryPolicy;
+  /** The target's `header` directives. */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly signing?: SigningConfig;
+}
+
+export interface ExecTargetSettings {
+  readonly kind: "exec";
+  /** The target's identity in the store. */
+  readonly target: string;
+  readonly program: string;
+  readonly args?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly retry: RetryPolicy;
+  readonly outputLimitBytes?: number;
+  /** 0 (default): SIGKILL on timeout; >0: SIGTERM first, SIGKILL after this many ms. */
+  readonly killGraceMs?: number;
+}
+
+export type TargetSettings = HttpTargetSettings | ExecTargetSettings;
+
+export interface RouteDeliveryConfig {
+  readonly route: string;
+  /** `deliver_concurrency` (default `defaults.deliver.concurrency`, 20): the route's budget. */
+  readonly concurrency: number;
+  readonly targets: readonly TargetSettings[];
+}
+
+export interface DispatcherConfig {
+  readonly routes: readonly RouteDeliveryConfig[];
+  readonly egress: EgressPolicy;
+}
+
+export interface AttemptEvent extends AttemptRecord {
+  readonly kind: "http" | "exec";
+  readonly durationMs: number;
+  /** A retry: when the message is due again (the clock's now at settlement plus the backoff). */
+  readonly nextAttemptAtMs?: number;
+  /** Exec only: bounded program output, for logging. */
+  readonly output?: { readonly stdout: string; readonly stderr: string; readonly truncated: boolean };
+}
+
+export interface DeliveryObserver {
+  /** Called once per attempt after it is settled: feed spool_delivery_* counters from here. */
+  onAttempt?(event: AttemptEvent): void;
+  /** Store or internal failures the loop survived (it backs off and goes on). */
+  onError?(error: unknown, context: { readonly route: string; readonly target: string; readonly operation: string }): void;
+}
+
+export interface DispatcherDeps {
+  readonly queue: DeliveryQueue;
+  readonly clock: Clock;
+  readonly random?: () => number;
+  readonly observer?: DeliveryObserver;
+  /** Injected into the default egress agent (tests resolve fake names). */
+  readonly resolveHost?: ResolveHost;
+  /** Replaces the egress agent factory entirely. */
+  readonly createAgent?: (policy: EgressPolicy) => UndiciDispatcher;
+  /** Wait after a failed dequeue before trying again. Default 1 s. */
+  readonly storeRetryMs?: number;
+}
+
+export interface StopReport {
+  /** Deliveries still running when the drain budget ran out; their leases expire on their own. */
+  readonly abandoned: number;
+}
+
+export interface DeliveryDispatcher {
+  start(): void;
+  /** Applies new targets, headers, signing, retry and egress; running deliveries finish on their old settings. */
+  reconfigure(config: DispatcherConfig): void;
+  stop(options: { drainMs: number }): Promise<StopReport>;
+  /** Deliveries running now, per "route target" key and in total. */
+  inFlight(): { total: number; byTarget: Record<string, number> };
+}
