@@ -1,22 +1,20 @@
 // Which settings each target worker runs with: a route's budget shared between its targets, the
 // lease sized for its slowest target, and the signer built up front (docs/delivery.md).
 import { EXEC_PIPE_GRACE_MS } from "./exec.js";
-import type { DispatcherConfig, TargetSettings } from "./settings.js";
+import type { DispatcherConfig, LeasePolicy, TargetSettings } from "./settings.js";
 import { createSigner, type Signer } from "./sign.js";
 
-const minLeaseTtlMs = 30_000;
-const leaseSlackMs = 5_000;
-
 /**
- * A lease outlives its delivery: max(30 s, the longest one delivery can take + slack). The
+ * A lease outlives its delivery: max(minimum, the longest one delivery can take + slack), 30 s and
+ * 5 s as the compiler resolves them (compiler/defaults.ts). The
  * reference system multiplies by the batch, whose messages it delivers one after another;
  * here every leased message starts its delivery at once (a batch is the free slots), so a message
  * whose delivery was cut off (a crash, a shutdown past its drain) is delivered again after one
  * delivery's worst case, not after the whole batch's (205 s at the defaults, hours at a large
  * deliver_concurrency).
  */
-export function leaseTtlFor(deliveryWorstCaseMs: number): number {
-  return Math.max(minLeaseTtlMs, deliveryWorstCaseMs + leaseSlackMs);
+export function leaseTtlFor(deliveryWorstCaseMs: number, lease: LeasePolicy): number {
+  return Math.max(lease.minLeaseTtlMs, deliveryWorstCaseMs + lease.leaseSlackMs);
 }
 
 /** How long one delivery to `settings` can run: its timeout, and for a program the kill grace and the wait for its output to close. */
@@ -44,7 +42,8 @@ export interface ActiveSettings {
   readonly settings: TargetSettings;
   readonly signer?: Signer;
   readonly limit: number;
-  readonly leaseTimeoutMs: number;
+  /** One lease TTL per route, from its slowest target (docs/delivery.md). */
+  readonly leaseTtlMs: number;
 }
 
 /** The settings of every (route, target) of `config`, by workerKey; throws, changing nothing, on a target listed twice or a bad signing secret. */
@@ -53,14 +52,13 @@ export function buildActive(config: DispatcherConfig): Map<string, ActiveSetting
   for (const route of config.routes) {
     if (route.targets.length === 0) continue;
     const shares = shareConcurrency(Math.max(1, route.concurrency), route.targets.length);
-    // One lease TTL per route, from its slowest target (docs/delivery.md).
-    const leaseTimeoutMs = Math.max(...route.targets.map(deliveryWorstCaseMs));
+    const leaseTtlMs = leaseTtlFor(Math.max(...route.targets.map(deliveryWorstCaseMs)), config.lease);
     route.targets.forEach((settings, i) => {
       const key = workerKey(route.route, settings.target);
       if (next.has(key)) throw new Error(`route ${route.route} lists target ${settings.target} twice`);
       // Signers are built here so a bad secret fails the reload before anything changes.
       const signer = settings.kind === "http" && settings.signing ? createSigner(settings.signing) : undefined;
-      next.set(key, { route: route.route, settings, signer, limit: shares[i], leaseTimeoutMs });
+      next.set(key, { route: route.route, settings, signer, limit: shares[i], leaseTtlMs });
     });
   }
   return next;

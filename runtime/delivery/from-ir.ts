@@ -10,7 +10,7 @@ export function dispatcherConfigFromIr(config: SpoolConfig): DispatcherConfig {
     if (route.mode.kind !== "deliver") continue;
     routes.push({ route: route.path, concurrency: route.mode.concurrency, targets: route.mode.targets.map(targetSettings) });
   }
-  return { routes, egress: config.defaults.egress };
+  return { routes, egress: config.defaults.egress, lease: config.defaults.deliver };
 }
 
 function targetSettings(target: DeliverTarget): TargetSettings {

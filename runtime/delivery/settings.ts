@@ -1,6 +1,7 @@
 // What the dispatcher is given: each route's targets as plain settings, its dependencies and the
 // observer it reports to (docs/delivery.md). runtime/delivery/from-ir.ts builds these from the IR.
 import type { Dispatcher as UndiciDispatcher } from "undici";
+import type { DeliverDefaults } from "../../compiler/index.js";
 import type { Clock } from "../clock.js";
 import type { EgressPolicy, ResolveHost } from "./egress.js";
 import type { AttemptRecord, DeliveryQueue } from "./queue.js";
@@ -45,7 +46,11 @@ export interface RouteDeliveryConfig {
 export interface DispatcherConfig {
   readonly routes: readonly RouteDeliveryConfig[];
   readonly egress: EgressPolicy;
+  /** How long a lease outlives its delivery: the IR's `defaults.deliver` (compiler/defaults.ts). */
+  readonly lease: LeasePolicy;
 }
+
+export type LeasePolicy = Pick<DeliverDefaults, "minLeaseTtlMs" | "leaseSlackMs">;
 
 export interface AttemptEvent extends AttemptRecord {
   readonly kind: "http" | "exec";

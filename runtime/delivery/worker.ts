@@ -1,6 +1,6 @@
 // One (route, target)'s lease loop: lease as many messages as it has free slots, start each
 // delivery at once, wait for a slot or for a message to become ready (docs/delivery.md).
-import { leaseTtlFor, type ActiveSettings } from "./active.js";
+import type { ActiveSettings } from "./active.js";
 import { deliverAndSettle, type DeliveryContext, type EgressInUse } from "./attempt.js";
 import type { Leased } from "./queue.js";
 
@@ -66,7 +66,7 @@ export class TargetWorker {
   private async lease(active: ActiveSettings, free: number, signal: AbortSignal): Promise<Leased[] | "failed" | "stopped"> {
     const { route, settings } = active;
     try {
-      return await this.cx.deps.queue.dequeue({ route, target: settings.target, batch: free, leaseTtlMs: leaseTtlFor(active.leaseTimeoutMs) }, signal);
+      return await this.cx.deps.queue.dequeue({ route, target: settings.target, batch: free, leaseTtlMs: active.leaseTtlMs }, signal);
     } catch (error) {
       if (signal.aborted) return "stopped";
       this.cx.deps.observer?.onError?.(error, { route, target: settings.target, operation: "dequeue" });
