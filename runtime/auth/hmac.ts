@@ -5,13 +5,13 @@
 import { createHash, createHmac } from "node:crypto";
 import { macEqual } from "./constant-time.js";
 import { secretsValidAt } from "./secrets.js";
-import { fail, headerValue, type InboundRequest, type RotatingSecret, type VerifyFailure } from "./types.js";
+import { fail, headerValue, type InboundRequest, type ResolvedSecret, type VerifyFailure } from "./types.js";
 
 export const MAX_NONCE_LENGTH = 256;
 
 /** The IR's `auth hmac` settings, header names and tolerance as the compiler resolved them (compiler/defaults.ts). */
 export interface GenericHmacOptions {
-  secrets: readonly RotatingSecret[];
+  secrets: readonly ResolvedSecret[];
   signatureHeader: string;
   timestampHeader: string;
   nonceHeader: string;

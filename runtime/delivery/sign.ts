@@ -4,16 +4,14 @@
 // "Signing"), so a rotated file takes effect without a reload.
 import { createHash, createHmac } from "node:crypto";
 import { decodeStandardWebhooksKey, readSecretFile, type SignConfig } from "../../compiler/index.js";
+import type { ResolvedSecret } from "../auth/types.js";
 
-export interface SigningSecret {
+/** A ResolvedSecret (runtime/auth/types.ts) whose value is text, and for a `file:` secret its file. */
+export interface SigningSecret extends ResolvedSecret {
   /** The resolved secret text (never a `env:`/`file:` reference: the compiler resolved that). */
   readonly value: string;
   /** For a `file:` secret, the file's absolute path: the signer reads it again every FILE_SECRET_REFRESH_MS. */
   readonly file?: string;
-  /** valid_from, inclusive; absent = valid since forever. */
-  readonly validFromMs?: number;
-  /** valid_until, exclusive; absent = valid forever. */
-  readonly validUntilMs?: number;
 }
 
 export type SecretSelection = SignConfig["selection"];

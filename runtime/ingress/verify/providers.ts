@@ -4,14 +4,14 @@
 import { decodeStandardWebhooksKey, type HmacProvider } from "../../../compiler/index.js";
 import { anySecretSigns } from "../../auth/hmac.js";
 import { secretsValidAt } from "../../auth/secrets.js";
-import { fail, headerValue, type InboundRequest, type RotatingSecret, type VerifyFailure } from "../../auth/types.js";
+import { fail, headerValue, type InboundRequest, type ResolvedSecret, type VerifyFailure } from "../../auth/types.js";
 
 export type { HmacProvider };
 
 export const HMAC_PROVIDERS: readonly HmacProvider[] = ["github", "gitea", "stripe", "cituro", "standard_webhooks"];
 
 export interface ProviderOptions {
-  secrets: readonly RotatingSecret[];
+  secrets: readonly ResolvedSecret[];
   /** Timestamp tolerance for stripe, cituro and standard_webhooks, as the compiler resolved it (compiler/defaults.ts). */
   toleranceMs: number;
 }
