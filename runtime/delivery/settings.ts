@@ -1,34 +1,23 @@
 // What the dispatcher is given: each route's targets as plain settings, its dependencies and the
 // observer it reports to (docs/delivery.md). runtime/delivery/from-ir.ts builds these from the IR.
 import type { Dispatcher as UndiciDispatcher } from "undici";
-import type { DeliverDefaults } from "../../compiler/index.js";
+import type { DeliverDefaults, ExecTarget, HttpTarget } from "../../compiler/index.js";
 import type { Clock } from "../clock.js";
 import type { EgressPolicy, ResolveHost } from "./egress.js";
 import type { AttemptRecord, DeliveryQueue } from "./queue.js";
-import type { RetryPolicy } from "./retry.js";
 import type { SigningConfig } from "./sign.js";
 
-export interface HttpTargetSettings {
-  readonly kind: "http";
-  /** The target's identity in the store (the URL as configured). */
-  readonly target: string;
-  readonly url: string;
-  readonly timeoutMs: number;
-  readonly retry: RetryPolicy;
+/** An IR HttpTarget (compiler/ir.ts) as the dispatcher runs it: headers as a record, `sign` as a SigningConfig. */
+export interface HttpTargetSettings extends Pick<HttpTarget, "kind" | "target" | "url" | "timeoutMs" | "retry"> {
   /** The target's `header` directives. */
   readonly headers?: Readonly<Record<string, string>>;
   readonly signing?: SigningConfig;
 }
 
-export interface ExecTargetSettings {
-  readonly kind: "exec";
-  /** The target's identity in the store. */
-  readonly target: string;
-  readonly program: string;
+/** An IR ExecTarget (compiler/ir.ts) as the dispatcher runs it: env as a record; the output limit and kill grace are for tests. */
+export interface ExecTargetSettings extends Pick<ExecTarget, "kind" | "target" | "program" | "timeoutMs" | "retry"> {
   readonly args?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
-  readonly timeoutMs: number;
-  readonly retry: RetryPolicy;
   readonly outputLimitBytes?: number;
   /** 0 (default): SIGKILL on timeout; >0: SIGTERM first, SIGKILL after this many ms. */
   readonly killGraceMs?: number;
