@@ -46,6 +46,9 @@ export const DEFAULTS = {
     retry: { maxRetries: 8, baseMs: 2 * SECOND, capMs: 2 * MINUTE, jitter: 0.2 },
     timeoutMs: 10 * SECOND,
     concurrency: 20,
+    // docs/delivery.md: a lease lasts max(30 s, the longest one delivery can take + 5 s).
+    minLeaseTtlMs: 30 * SECOND,
+    leaseSlackMs: 5 * SECOND,
   } satisfies DeliverDefaults,
   egress: { allow: [], deny: [], httpsOnly: true, redirects: false, dnsRebindProtection: true } satisfies EgressPolicy,
   publishPolicy: {

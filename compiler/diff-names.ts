@@ -166,7 +166,14 @@ const TRACING = block("tracing", {
 const DEFAULTS_BLOCK = block("defaults", {
   maxBodyBytes: leaf("max_body", "size"),
   maxHeadersBytes: leaf("max_headers", "size"),
-  deliver: block("deliver", { retry: RETRY, timeoutMs: leaf("timeout", "duration"), concurrency: leaf("concurrency", "number") }),
+  deliver: block("deliver", {
+    retry: RETRY,
+    timeoutMs: leaf("timeout", "duration"),
+    concurrency: leaf("concurrency", "number"),
+    // Fixed by docs/delivery.md, not written in a Spoolfile: two configs never differ in them.
+    minLeaseTtlMs: SKIP,
+    leaseSlackMs: SKIP,
+  }),
   egress: block("egress", {
     allow: leaf("allow", "words"),
     deny: leaf("deny", "words"),

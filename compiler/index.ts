@@ -16,6 +16,7 @@ export { LOG_DIAGNOSTICS_HINT, logSafeDiagnostics, logSafeMessage } from "./log-
 export { writeFileAtomically, replaceFileAtomically, type Replacement } from "./rewrite.js";
 export { DEFAULTS } from "./defaults.js";
 export { isLoopbackHost } from "./values.js";
+export { readSecretFile } from "./secret-file.js";
 export { decodeStandardWebhooksKey, headerValueProblem, isHttpHeaderValue, isHttpToken, isValidLabel, LABEL_PATTERN, MAX_DURATION_TEXT, parseDurationMs, parseRfc3339Ms, pathCovers } from "./syntax.js";
 export { routeTargets } from "./ir.js";
 export type * from "./ir.js";

@@ -148,6 +148,12 @@ export interface DeliverDefaults {
   readonly retry: RetryPolicy;
   readonly timeoutMs: number;
   readonly concurrency: number;
+  /**
+   * A delivery's lease lasts max(minLeaseTtlMs, the longest one delivery can take + leaseSlackMs)
+   * (docs/delivery.md). Not set in a Spoolfile: resolved here so the runtime keeps no default.
+   */
+  readonly minLeaseTtlMs: number;
+  readonly leaseSlackMs: number;
 }
 
 export interface EgressPolicy {

@@ -9,6 +9,9 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** The part of a Clock that only reads the time (rate limits, caches, logs). */
+export type NowClock = Pick<Clock, "now">;
+
 /**
  * The longest delay setTimeout takes (2^31 − 1 ms, 24.8 days). Node fires a longer one after 1 ms
  * with a TimeoutOverflowWarning, which turned a 30-day nack delay into a busy loop of wake-ups.

@@ -5,17 +5,17 @@
 import { createHash, createHmac } from "node:crypto";
 import { macEqual } from "./constant-time.js";
 import { secretsValidAt } from "./secrets.js";
-import { fail, headerValue, type InboundRequest, type RotatingSecret, type VerifyFailure } from "./types.js";
+import { fail, headerValue, type InboundRequest, type ResolvedSecret, type VerifyFailure } from "./types.js";
 
-export const DEFAULT_HMAC_TOLERANCE_MS = 5 * 60_000;
 export const MAX_NONCE_LENGTH = 256;
 
+/** The IR's `auth hmac` settings, header names and tolerance as the compiler resolved them (compiler/defaults.ts). */
 export interface GenericHmacOptions {
-  secrets: readonly RotatingSecret[];
-  signatureHeader?: string;
-  timestampHeader?: string;
-  nonceHeader?: string;
-  toleranceMs?: number;
+  secrets: readonly ResolvedSecret[];
+  signatureHeader: string;
+  timestampHeader: string;
+  nonceHeader: string;
+  toleranceMs: number;
 }
 
 /**
@@ -42,10 +42,10 @@ export function hmacStringToSign(method: string, path: string, timestampText: st
 }
 
 export function verifyGenericHmac(request: InboundRequest, options: GenericHmacOptions): GenericHmacResult {
-  const toleranceMs = options.toleranceMs ?? DEFAULT_HMAC_TOLERANCE_MS;
-  const signatureText = headerValue(request.headers, options.signatureHeader ?? "X-Signature")?.trim();
-  const timestampText = headerValue(request.headers, options.timestampHeader ?? "X-Timestamp")?.trim();
-  const nonce = headerValue(request.headers, options.nonceHeader ?? "X-Nonce")?.trim();
+  const { toleranceMs } = options;
+  const signatureText = headerValue(request.headers, options.signatureHeader)?.trim();
+  const timestampText = headerValue(request.headers, options.timestampHeader)?.trim();
+  const nonce = headerValue(request.headers, options.nonceHeader)?.trim();
   if (!signatureText || !timestampText || !nonce) return fail("missing_credentials");
   if (!/^\d{1,15}$/.test(timestampText) || nonce.length > MAX_NONCE_LENGTH) return fail("malformed_credentials");
   if (!/^[0-9a-fA-F]{64}$/.test(signatureText)) return fail("malformed_credentials");

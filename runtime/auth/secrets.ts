@@ -1,9 +1,9 @@
 // Secret values as the credential checks use them: rotation windows, resolved token lists.
 import type { SecretSource } from "../../compiler/ir.js";
-import type { RotatingSecret } from "./types.js";
+import type { ResolvedSecret } from "./types.js";
 
 /** The secrets valid at `atMs`: valid_from inclusive, valid_until exclusive, so rotations never overlap by surprise. */
-export function secretsValidAt(secrets: readonly RotatingSecret[], atMs: number): Buffer[] {
+export function secretsValidAt(secrets: readonly ResolvedSecret[], atMs: number): Buffer[] {
   const valid: Buffer[] = [];
   for (const secret of secrets) {
     if (secret.validFromMs !== undefined && atMs < secret.validFromMs) continue;

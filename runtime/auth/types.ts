@@ -23,11 +23,14 @@ export type VerifyFailureReason =
 
 export type VerifyFailure = { ok: false; reason: VerifyFailureReason };
 
-/** A secret with its rotation window: valid from `validFromMs` (inclusive) until `validUntilMs` (exclusive). */
-export interface RotatingSecret {
-  value: Buffer | string;
-  validFromMs?: number;
-  validUntilMs?: number;
+/**
+ * An IR RotatingSecret (compiler/ir.ts) as the credential checks and the signer use it: its value
+ * resolved, valid from `validFromMs` (inclusive) until `validUntilMs` (exclusive), absent = unbounded.
+ */
+export interface ResolvedSecret {
+  readonly value: Buffer | string;
+  readonly validFromMs?: number;
+  readonly validUntilMs?: number;
 }
 
 export function headerValue(headers: RequestHeaders, name: string): string | undefined {

@@ -1,7 +1,7 @@
 // IR → dispatcher settings: the one place where the compiled Spoolfile meets the delivery engine.
 // Only `deliver` routes are drained by Spool; pull routes are the Pull API's business.
 import type { DeliverTarget, RotatingSecret, SignConfig, SpoolConfig } from "../../compiler/ir.js";
-import type { DispatcherConfig, RouteDeliveryConfig, TargetSettings } from "./dispatcher.js";
+import type { DispatcherConfig, RouteDeliveryConfig, TargetSettings } from "./settings.js";
 import type { SigningConfig, SigningSecret } from "./sign.js";
 
 export function dispatcherConfigFromIr(config: SpoolConfig): DispatcherConfig {
@@ -10,7 +10,7 @@ export function dispatcherConfigFromIr(config: SpoolConfig): DispatcherConfig {
     if (route.mode.kind !== "deliver") continue;
     routes.push({ route: route.path, concurrency: route.mode.concurrency, targets: route.mode.targets.map(targetSettings) });
   }
-  return { routes, egress: config.defaults.egress };
+  return { routes, egress: config.defaults.egress, lease: config.defaults.deliver };
 }
 
 function targetSettings(target: DeliverTarget): TargetSettings {

@@ -4,7 +4,6 @@
 import { timerDelayMs } from "../clock.js";
 import { EventEmitter } from "node:events";
 import { request, type Dispatcher } from "undici";
-import { DEFAULTS } from "../../compiler/defaults.js";
 import { resultForNetworkError, resultForPolicyDenial, resultForStatus, type AttemptResult } from "./classify.js";
 import { checkEgressUrl, compileEgressPolicy, isEgressDenied, type CompiledEgressPolicy, type EgressDecision, type EgressPolicy } from "./egress.js";
 import { parseRetryAfter } from "./retry.js";
@@ -24,8 +23,8 @@ export interface PushInput {
   readonly signer?: Signer;
   /** An egress Agent (createEgressAgent) so the connect-time policy applies. */
   readonly dispatcher: Dispatcher;
-  /** URL-level policy and redirect handling; defaults to the secure defaults. */
-  readonly egress?: EgressPolicy | CompiledEgressPolicy;
+  /** URL-level policy and redirect handling: the IR's `defaults.egress`, as compiled (docs/delivery.md). */
+  readonly egress: EgressPolicy | CompiledEgressPolicy;
   /** Signing time; the dispatcher passes its clock's now(). */
   readonly nowMs?: number;
   readonly signal?: AbortSignal;
@@ -204,12 +203,9 @@ function cachedUrlDecision(policy: CompiledEgressPolicy, url: string): EgressDec
   return decision;
 }
 
-function toCompiled(policy: EgressPolicy | CompiledEgressPolicy | undefined): CompiledEgressPolicy {
-  if (!policy) return defaultCompiled;
+function toCompiled(policy: EgressPolicy | CompiledEgressPolicy): CompiledEgressPolicy {
   return "allowRules" in policy ? policy : compileEgressPolicy(policy);
 }
-
-const defaultCompiled = compileEgressPolicy(DEFAULTS.egress);
 
 function withRedirects(result: AttemptResult, redirects: number): PushResult {
   return redirects > 0 ? { ...result, redirects } : result;

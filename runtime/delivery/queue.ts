@@ -1,6 +1,7 @@
 // The narrow store surface the delivery dispatcher needs. The lead adapts the real Store to it;
 // tests use an in-memory fake. Shapes follow the Store contract (docs/architecture.md) and the attempt
 // record of docs/api.md "Admin API".
+import type { DequeueRequest as StoreDequeueRequest } from "../store/records.js";
 
 export interface Leased {
   readonly leaseId: string;
@@ -12,12 +13,8 @@ export interface Leased {
   readonly headers: Readonly<Record<string, string>>;
 }
 
-export interface DequeueRequest {
-  readonly route: string;
-  readonly target: string;
-  readonly batch: number;
-  readonly leaseTtlMs: number;
-}
+/** The store's dequeue request (runtime/store/records.ts) as the dispatcher makes it: one target, no long poll (it waits with waitReady). */
+export type DequeueRequest = Readonly<Required<Pick<StoreDequeueRequest, "route" | "target" | "batch" | "leaseTtlMs">>>;
 
 export type NackHow = { readonly delayMs: number } | { readonly dead: true; readonly reason: string };
 

@@ -3,36 +3,33 @@
 // secret is read again when its last read is FILE_SECRET_REFRESH_MS old (docs/delivery.md
 // "Signing"), so a rotated file takes effect without a reload.
 import { createHash, createHmac } from "node:crypto";
-import { readSecretFile } from "../../compiler/context.js";
-import { decodeStandardWebhooksKey } from "../../compiler/index.js";
+import { decodeStandardWebhooksKey, readSecretFile, type SignConfig } from "../../compiler/index.js";
+import type { ResolvedSecret } from "../auth/types.js";
 
-export interface SigningSecret {
+/** A ResolvedSecret (runtime/auth/types.ts) whose value is text, and for a `file:` secret its file. */
+export interface SigningSecret extends ResolvedSecret {
   /** The resolved secret text (never a `env:`/`file:` reference: the compiler resolved that). */
   readonly value: string;
   /** For a `file:` secret, the file's absolute path: the signer reads it again every FILE_SECRET_REFRESH_MS. */
   readonly file?: string;
-  /** valid_from, inclusive; absent = valid since forever. */
-  readonly validFromMs?: number;
-  /** valid_until, exclusive; absent = valid forever. */
-  readonly validUntilMs?: number;
 }
 
-export type SecretSelection = "newest_valid" | "oldest_valid";
+export type SecretSelection = SignConfig["selection"];
 
 export type SigningConfig =
   | {
       readonly mode: "hmac";
       readonly secrets: readonly SigningSecret[];
-      readonly selection?: SecretSelection;
-      /** Defaults X-Spool-Signature / X-Spool-Timestamp. */
-      readonly signatureHeader?: string;
-      readonly timestampHeader?: string;
+      readonly selection: SecretSelection;
+      /** `signature_header` / `timestamp_header`, as the compiler resolved them (compiler/defaults.ts). */
+      readonly signatureHeader: string;
+      readonly timestampHeader: string;
     }
   | {
       /** https://www.standardwebhooks.com/: webhook-id, webhook-timestamp, webhook-signature. */
       readonly mode: "standard_webhooks";
       readonly secrets: readonly SigningSecret[];
-      readonly selection?: SecretSelection;
+      readonly selection: SecretSelection;
     };
 
 export interface SignInput {
@@ -57,12 +54,9 @@ export class NoValidSecretError extends Error {
 /** How old a `file:` secret's last read may be before the signer reads the file again. */
 export const FILE_SECRET_REFRESH_MS = 60_000;
 
-export const defaultSignatureHeader = "X-Spool-Signature";
-export const defaultTimestampHeader = "X-Spool-Timestamp";
-
 export function createSigner(config: SigningConfig): Signer {
   if (config.secrets.length === 0) throw new Error("signing needs at least one secret");
-  const selection = config.selection ?? "newest_valid";
+  const selection = config.selection;
   // Decoded here: a malformed key is a configuration error the caller sees at build time.
   const decode = config.mode === "standard_webhooks" ? decodeStandardWebhooksSecret : (value: string) => Buffer.from(value);
   const live = new Map(config.secrets.map((secret) => [secret, { value: secret.value, key: decode(secret.value), readAtMs: Number.NEGATIVE_INFINITY }]));
@@ -83,8 +77,7 @@ export function createSigner(config: SigningConfig): Signer {
     return state;
   };
   if (config.mode === "hmac") {
-    const signatureHeader = config.signatureHeader ?? defaultSignatureHeader;
-    const timestampHeader = config.timestampHeader ?? defaultTimestampHeader;
+    const { signatureHeader, timestampHeader } = config;
     if (signatureHeader.toLowerCase() === timestampHeader.toLowerCase()) {
       throw new Error("signature and timestamp headers must differ");
     }

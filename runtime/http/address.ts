@@ -1,12 +1,13 @@
 // Listen addresses as the Spoolfile writes them: ":8080", "127.0.0.1:0", "[::1]:9443", "localhost:9900".
 
-export interface ListenAddress {
+/** Where a server binds: an IR ListenAddress (compiler/ir.ts) as node:net's listen() takes it. */
+export interface BindAddress {
   /** undefined means every interface (Node binds "::" with IPv4 mapped in, or 0.0.0.0). */
   host: string | undefined;
   port: number;
 }
 
-export function parseListenAddress(text: string): ListenAddress {
+export function parseListenAddress(text: string): BindAddress {
   const trimmed = text.trim();
   let host: string;
   let portText: string;

@@ -4,7 +4,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from "n
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { apiError, toApiError, type ApiError } from "../errors.js";
-import { parseListenAddress, type ListenAddress } from "./address.js";
+import { parseListenAddress, type BindAddress } from "./address.js";
 import { ClientGoneError, deferContinue, failBody } from "./body.js";
 import { sendError } from "./respond.js";
 import type { ListenerTls } from "./tls.js";
@@ -55,7 +55,7 @@ export interface SpoolHttpServer {
   readonly closing: boolean;
   /** Aborted when close begins: pass it to long-polls so they answer at once with empty items (docs/decisions.md D54). */
   readonly shutdownSignal: AbortSignal;
-  listen(address: string | ListenAddress): Promise<HttpListener>;
+  listen(address: string | BindAddress): Promise<HttpListener>;
 }
 
 /** What the server answers for a parser error: on its own, or (bodyDetail) through the handler of a request whose body broke. */
@@ -247,7 +247,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     sendError(res, apiErr);
   }
 
-  async function listen(address: string | ListenAddress): Promise<HttpListener> {
+  async function listen(address: string | BindAddress): Promise<HttpListener> {
     const { host, port } = typeof address === "string" ? parseListenAddress(address) : address;
     await new Promise<void>((resolve, reject) => {
       const onError = (err: Error) => reject(err);

@@ -1,9 +1,9 @@
 // The IR's route auth as the verifiers' plain values. Secrets were resolved by the compiler
 // (`spool run` compiles with strictSecrets, so an unreadable secret never reaches here); an
 // unresolved one is dropped, which makes that credential match nothing rather than everything.
-import type { RotatingSecret as IrRotatingSecret, RouteAuth } from "../../compiler/ir.js";
+import type { RotatingSecret, RouteAuth } from "../../compiler/ir.js";
 import { secretValues } from "../auth/secrets.js";
-import type { IngressAuth, RotatingSecret } from "./verify/index.js";
+import type { IngressAuth, ResolvedSecret } from "./verify/index.js";
 
 export function ingressAuthFor(auth: RouteAuth): IngressAuth {
   switch (auth.kind) {
@@ -35,8 +35,8 @@ export function ingressAuthFor(auth: RouteAuth): IngressAuth {
   }
 }
 
-function rotatingSecrets(secrets: readonly IrRotatingSecret[]): RotatingSecret[] {
-  const out: RotatingSecret[] = [];
+function rotatingSecrets(secrets: readonly RotatingSecret[]): ResolvedSecret[] {
+  const out: ResolvedSecret[] = [];
   for (const secret of secrets) {
     if (secret.source.value === null || secret.source.value === "") continue;
     out.push({

@@ -1,18 +1,17 @@
 // The runtime log (observability `runtime_log`): JSON lines {time, level, msg, ...fields} at or
 // above the configured level. Every field passes through redact(), so a secret passed by mistake
 // is masked rather than written.
+import type { LogLevel } from "../../compiler/ir.js";
+import type { NowClock } from "../clock.js";
 import { redact, redactText } from "./redact.js";
 import { openLogSink, type LogOutput, type LogSink } from "./sink.js";
 
-export type LogLevel = "debug" | "info" | "warn" | "error" | "off";
+// The IR's level (compiler/ir.ts), re-exported for the logger's users.
+export type { LogLevel };
 
 const LEVEL_RANK: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40, off: 100 };
 
 export type LogFields = Readonly<Record<string, unknown>>;
-
-export interface NowClock {
-  now(): number;
-}
 
 export interface RuntimeLoggerOptions {
   level: LogLevel;

@@ -1,8 +1,9 @@
 // Where log lines go: stdout, stderr or an appended file (observability `output`, `path`).
 import { createWriteStream, mkdirSync, openSync, type WriteStream } from "node:fs";
 import { dirname } from "node:path";
+import type { LogOutput } from "../../compiler/ir.js";
 
-export type LogOutput = { kind: "stdout" } | { kind: "stderr" } | { kind: "file"; path: string };
+export type { LogOutput };
 
 export interface LogSink {
   write(line: string): void;

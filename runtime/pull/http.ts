@@ -12,7 +12,7 @@ import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
 import type { LeasedMessage } from "../store/records.js";
 import { encodeDequeueReply } from "./encode.js";
-import { dequeueWaitMs, type DequeueRequest, type LeaseReply, type PullOps } from "./ops.js";
+import { dequeueWaitMs, type PullDequeueRequest, type LeaseReply, type PullOps } from "./ops.js";
 import type { PullRoute, PullState } from "./state.js";
 
 /** Pull bodies are small JSON documents (docs/api.md "Pull API": at most 1 MiB). */
@@ -77,7 +77,7 @@ export function createPullHandler(deps: PullHttpDeps) {
 
   async function dequeue(req: IncomingMessage, res: ServerResponse, pullRoute: PullRoute, body: Buffer, state: PullState): Promise<void> {
     const parsed = parseStrictJson(body, DEQUEUE_BODY, { allowEmpty: true });
-    const request: DequeueRequest = { batch: parsed.batch, leaseTtlMs: parsed.lease_ttl, maxWaitMs: parsed.max_wait };
+    const request: PullDequeueRequest = { batch: parsed.batch, leaseTtlMs: parsed.lease_ttl, maxWaitMs: parsed.max_wait };
     // A dequeue that cannot wait answers with what is ready at once: no long-poll machinery.
     const route = pullRoute.route.path;
     if (dequeueWaitMs(request, state.limits) <= 0) {

@@ -5,17 +5,14 @@ import type { PullApiConfig } from "../../compiler/ir.js";
 import type { Clock } from "../clock.js";
 import { apiError, storeApiError, type ApiError } from "../errors.js";
 import { recordDead, type SpoolMetrics } from "../observability/metrics.js";
-import type { LeasedMessage, LeaseOutcome } from "../store/records.js";
+import type { DequeueRequest as StoreDequeueRequest, LeasedMessage, LeaseOutcome } from "../store/records.js";
 import { MAX_DEQUEUE_BATCH, type Store } from "../store/store.js";
 
 /** The Pull API limits of the IR, as compiled (docs/spoolfile.md `pull_api`). */
 export type PullLimits = Pick<PullApiConfig, "maxBatch" | "maxLeaseBatch" | "defaultLeaseTtlMs" | "maxLeaseTtlMs" | "defaultMaxWaitMs" | "maxWaitMs">;
 
-export interface DequeueRequest {
-  batch?: number;
-  leaseTtlMs?: number;
-  maxWaitMs?: number;
-}
+/** A Pull API dequeue as the client asked for it: the store's request (runtime/store/records.ts) before the `pull_api` defaults and caps fill it. */
+export type PullDequeueRequest = Partial<Pick<StoreDequeueRequest, "batch" | "leaseTtlMs" | "maxWaitMs">>;
 
 export interface LeaseIdsRequest {
   lease_id?: string;
@@ -63,7 +60,7 @@ export interface PullOps {
    * aborting `signal` ends a long poll with none leased. A request that cannot wait (see
    * dequeueWaitMs) needs no signal.
    */
-  dequeue(route: string, request: DequeueRequest, signal?: AbortSignal): Promise<LeasedMessage[]>;
+  dequeue(route: string, request: PullDequeueRequest, signal?: AbortSignal): Promise<LeasedMessage[]>;
   /**
    * Returns messages leased for a client that went away before their reply could be written (a long
    * poll closed the moment they arrived) to the queue at once, rather than when their lease runs
@@ -184,7 +181,7 @@ function conflict(outcome: LeaseOutcome, countField: "acked" | "succeeded" | "ex
 
 /** A store that cannot answer is 503 queue_overload on the Pull API (docs/api.md "Pull API"). */
 /** How long a dequeue may wait for messages: the request's max_wait or the default, capped by max_wait. */
-export function dequeueWaitMs(request: DequeueRequest, limits: PullLimits): number {
+export function dequeueWaitMs(request: PullDequeueRequest, limits: PullLimits): number {
   return capped(request.maxWaitMs ?? limits.defaultMaxWaitMs, limits.maxWaitMs);
 }
 

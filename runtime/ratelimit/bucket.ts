@@ -1,16 +1,10 @@
 // Token bucket for `rate_limit { rps F; burst N }` of ingress, routes and the Pull API
 // (docs/spoolfile.md; docs/decisions.md D20).
+import type { RateLimit } from "../../compiler/ir.js";
+import type { NowClock } from "../clock.js";
 
-export interface NowClock {
-  now(): number;
-}
-
-export interface RateLimitSettings {
-  /** Sustained requests per second; may be fractional (0.5 = one request every 2 s). */
-  rps: number;
-  /** Bucket size: requests allowed at once after a quiet period. */
-  burst: number;
-}
+/** The IR's `rate_limit`: rps may be fractional (0.5 = one request every 2 s); burst is the bucket size. */
+export type RateLimitSettings = RateLimit;
 
 export type TakeResult = { ok: true } | { ok: false; retryAfterSeconds: number };
 

@@ -64,6 +64,7 @@ async function viaDispatcher(url: string, count: number): Promise<number> {
     {
       routes: [{ route: "/bench", concurrency, targets: [{ kind: "http", target: url, url, timeoutMs: 10_000, retry: { maxRetries: 8, baseMs: 2_000, capMs: 120_000, jitter: 0.2 } }] }],
       egress: { allow: ["127.0.0.1"], deny: [], httpsOnly: false, redirects: false, dnsRebindProtection: true },
+      lease: { minLeaseTtlMs: 30_000, leaseSlackMs: 5_000 },
     },
     { queue, clock: { now: () => Date.now(), sleep: (ms, signal) => delay(ms, undefined, { signal }) } },
   );

@@ -9,7 +9,9 @@ import { DEFAULTS } from "../../compiler/defaults.js";
 import type { DequeueRequest, Leased } from "../../runtime/delivery/queue.js";
 
 const defaultEgressPolicy = DEFAULTS.egress;
-import { FakeQueue, localEgress, startReceiver, systemClock, waitFor, type Receiver } from "./helpers.js";
+/** The lease policy the compiler resolves (compiler/defaults.ts). */
+const lease = DEFAULTS.deliver;
+import { FakeQueue, localEgress, startReceiver, systemClock, waitFor, WEBHOOKS_SIGNING, type Receiver } from "./helpers.js";
 
 const fastRetry = { maxRetries: 8, baseMs: 20, capMs: 200, jitter: 0 };
 
@@ -26,8 +28,8 @@ function start(queue: FakeQueue, config: DispatcherConfig, events: AttemptEvent[
 const plan = suite("dispatcher plan");
 
 plan("lease TTL is max(30s, one delivery's worst case + slack): the batch's deliveries run side by side", () => {
-  assert.is(leaseTtlFor(10_000), 30_000);
-  assert.is(leaseTtlFor(60_000), 65_000);
+  assert.is(leaseTtlFor(10_000, lease), 30_000);
+  assert.is(leaseTtlFor(60_000, lease), 65_000);
   const exec = { kind: "exec" as const, target: "exec:/bin/true", program: "/bin/true", timeoutMs: 60_000, retry: { maxRetries: 0, baseMs: 1, capMs: 1, jitter: 0 } };
   assert.is(deliveryWorstCaseMs(exec), 62_000, "a program's output may take 2 s to close after it exits");
   assert.is(deliveryWorstCaseMs({ ...exec, killGraceMs: 5_000 }), 67_000, "and a timed-out program gets its kill grace");
@@ -50,7 +52,7 @@ loop("500 then 200 is delivered on attempt 2 with both attempts recorded", async
   const target = httpTarget(receiver);
   queue.enqueue("/orders", target.target, "evt_1", '{"n":1}', { "Content-Type": "application/json" });
   const untouched = queue.enqueue("/other", target.target, "evt_other", "{}");
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress, lease });
   try {
     await waitFor(() => queue.get("evt_1").state === "delivered", "delivery");
     assert.equal(receiver.requests.map((r) => r.headers["x-spool-attempt"]), ["1", "2"]);
@@ -72,7 +74,7 @@ loop("400 is dead at once with no_retry", async () => {
   const queue = new FakeQueue();
   const target = httpTarget(receiver);
   queue.enqueue("/orders", target.target, "evt_bad", "{}");
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress, lease });
   try {
     await waitFor(() => queue.get("evt_bad").state === "dead", "dead");
     assert.is(receiver.requests.length, 1);
@@ -89,7 +91,7 @@ loop("max 2 retries means three deliveries, then dead with max_retries", async (
   const queue = new FakeQueue();
   const target = httpTarget(receiver, { retry: { ...fastRetry, maxRetries: 2 } });
   queue.enqueue("/orders", target.target, "evt_down", "{}");
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress, lease });
   try {
     await waitFor(() => queue.get("evt_down").state === "dead", "dead");
     assert.is(receiver.requests.length, 3);
@@ -109,7 +111,7 @@ loop("a hanging receiver is retried after the timeout", async () => {
   const queue = new FakeQueue();
   const target = httpTarget(receiver, { timeoutMs: 200 });
   queue.enqueue("/orders", target.target, "evt_slow", "{}");
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress, lease });
   try {
     await waitFor(() => queue.get("evt_slow").state === "delivered", "delivery after timeout");
     assert.equal(queue.attempts.map((a) => [a.attempt, a.outcome, a.error]), [
@@ -127,7 +129,7 @@ loop("Retry-After lengthens the nack delay", async () => {
   const queue = new FakeQueue();
   const target = httpTarget(receiver);
   queue.enqueue("/orders", target.target, "evt_ra", "{}");
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress, lease });
   try {
     await waitFor(() => queue.get("evt_ra").state === "delivered", "delivery after Retry-After");
     assert.equal(queue.get("evt_ra").nacks, [{ delayMs: 1_000 }]);
@@ -147,7 +149,7 @@ loop("fan-out: each of two targets gets the message exactly once", async () => {
     queue.enqueue("/fan", a.target, `evt_${i}`, `{"i":${i}}`);
     queue.enqueue("/fan", b.target, `evt_${i}`, `{"i":${i}}`);
   }
-  const dispatcher = start(queue, { routes: [{ route: "/fan", concurrency: 20, targets: [a, b] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/fan", concurrency: 20, targets: [a, b] }], egress: localEgress, lease });
   try {
     await waitFor(() => queue.messages.every((m) => m.state === "delivered"), "all delivered");
     for (const receiver of [first, second]) {
@@ -173,7 +175,7 @@ loop("a slow target does not starve a fast one on the same route", async () => {
     queue.enqueue("/fan", slowTarget.target, `evt_${i}`, "{}");
     queue.enqueue("/fan", fastTarget.target, `evt_${i}`, "{}");
   }
-  const dispatcher = start(queue, { routes: [{ route: "/fan", concurrency: 4, targets: [slowTarget, fastTarget] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/fan", concurrency: 4, targets: [slowTarget, fastTarget] }], egress: localEgress, lease });
   try {
     await waitFor(() => queue.messages.filter((m) => m.target === fastTarget.target).every((m) => m.state === "delivered"), "fast target drained");
     // The slow target is stuck on its share: 2 of the 4 slots, never more.
@@ -197,7 +199,7 @@ loop("a policy refusal is dead with policy_denied and never reaches the receiver
   const queue = new FakeQueue();
   const target = httpTarget(receiver);
   queue.enqueue("/orders", target.target, "evt_denied", "{}");
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: { ...defaultEgressPolicy, httpsOnly: false } });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: { ...defaultEgressPolicy, httpsOnly: false }, lease });
   try {
     await waitFor(() => queue.get("evt_denied").state === "dead", "dead");
     assert.is(queue.get("evt_denied").deadReason, "policy_denied");
@@ -217,7 +219,7 @@ loop("a retry's event says when the message is due again: the clock's now at set
   const events: AttemptEvent[] = [];
   const frozenNow = 1_700_000_000_000;
   const dispatcher = createDispatcher(
-    { routes: [{ route: "/orders", concurrency: 1, targets: [target] }], egress: localEgress },
+    { routes: [{ route: "/orders", concurrency: 1, targets: [target] }], egress: localEgress, lease },
     { queue, clock: { now: () => frozenNow, sleep: systemClock.sleep }, random: () => 0.5, observer: { onAttempt: (e) => events.push(e) } },
   );
   dispatcher.start();
@@ -242,7 +244,7 @@ loop("the observer sees every attempt with its outcome and dead reason", async (
   queue.enqueue("/orders", target.target, "evt_bad", "bad");
   queue.enqueue("/orders", target.target, "evt_flaky", "flaky");
   const events: AttemptEvent[] = [];
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress }, events);
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress, lease }, events);
   try {
     await waitFor(() => events.length === 4, "four attempts");
     const summary = events.map((e) => `${e.eventId}:${e.outcome}${e.deadReason ? `:${e.deadReason}` : ""}`).sort();
@@ -266,7 +268,7 @@ loop("an attempt that cannot be recorded leaves its lease unsettled: the message
   const target = httpTarget(receiver);
   queue.enqueue("/orders", target.target, "evt_unrecorded", "{}");
   const dispatcher = createDispatcher(
-    { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress },
+    { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress, lease },
     { queue, clock: systemClock, random: () => 0.5, observer: { onError: (_error, where) => errors.push(where.operation) } },
   );
   dispatcher.start();
@@ -285,7 +287,7 @@ loop("dequeue asks for free slots with the route's lease TTL, whatever the batch
   const receiver = await startReceiver();
   const queue = new FakeQueue();
   const target = httpTarget(receiver, { timeoutMs: 40_000 });
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress, lease });
   try {
     await waitFor(() => queue.dequeues.length > 0, "a dequeue");
     assert.equal(queue.dequeues[0], { route: "/orders", target: target.target, batch: 20, leaseTtlMs: 45_000 });
@@ -305,10 +307,10 @@ lifecycle("reconfigure applies new headers to new deliveries; the running one fi
   const queue = new FakeQueue();
   const before = httpTarget(receiver, { headers: { "X-Version": "old" } });
   queue.enqueue("/orders", before.target, "evt_inflight", "{}");
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [before] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [before] }], egress: localEgress, lease });
   try {
     await waitFor(() => held.length === 1, "first delivery running");
-    dispatcher.reconfigure({ routes: [{ route: "/orders", concurrency: 20, targets: [{ ...before, headers: { "X-Version": "new" } }] }], egress: localEgress });
+    dispatcher.reconfigure({ routes: [{ route: "/orders", concurrency: 20, targets: [{ ...before, headers: { "X-Version": "new" } }] }], egress: localEgress, lease });
     queue.enqueue("/orders", before.target, "evt_after", "{}");
     await waitFor(() => queue.get("evt_after").state === "delivered", "delivery after reload");
     held[0].end();
@@ -339,10 +341,10 @@ lifecycle("messages leased while a reload lands are delivered with the settings 
   const queue = new HeldQueue();
   const before = httpTarget(receiver, { timeoutMs: 1_000, headers: { "X-Version": "old" } });
   queue.enqueue("/orders", before.target, "evt_raced", "{}");
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [before] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [before] }], egress: localEgress, lease });
   try {
     await waitFor(() => queue.dequeues.length === 1, "the held dequeue");
-    dispatcher.reconfigure({ routes: [{ route: "/orders", concurrency: 20, targets: [{ ...before, timeoutMs: 60_000, headers: { "X-Version": "new" } }] }], egress: localEgress });
+    dispatcher.reconfigure({ routes: [{ route: "/orders", concurrency: 20, targets: [{ ...before, timeoutMs: 60_000, headers: { "X-Version": "new" } }] }], egress: localEgress, lease });
     release();
     await waitFor(() => queue.get("evt_raced").state === "delivered", "the raced delivery");
     assert.is(queue.dequeues[0].leaseTtlMs, 30_000, "the lease was sized for the 1 s timeout");
@@ -359,10 +361,10 @@ lifecycle("a target removed by a reload stops leasing but settles what it was de
   const queue = new FakeQueue();
   const target = httpTarget(receiver);
   queue.enqueue("/orders", target.target, "evt_running", "{}");
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 1, targets: [target] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 1, targets: [target] }], egress: localEgress, lease });
   try {
     await waitFor(() => held.length === 1, "delivery running");
-    dispatcher.reconfigure({ routes: [], egress: localEgress });
+    dispatcher.reconfigure({ routes: [], egress: localEgress, lease });
     queue.enqueue("/orders", target.target, "evt_later", "{}");
     held[0].end();
     await waitFor(() => queue.get("evt_running").state === "delivered", "running delivery settled");
@@ -381,7 +383,7 @@ lifecycle("stop() lets running deliveries finish within the drain budget", async
   const queue = new FakeQueue();
   const target = httpTarget(receiver);
   queue.enqueue("/orders", target.target, "evt_draining", "{}");
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress, lease });
   await waitFor(() => held.length === 1, "delivery running");
   const stopping = dispatcher.stop({ drainMs: 10_000 });
   queue.enqueue("/orders", target.target, "evt_not_started", "{}");
@@ -399,7 +401,7 @@ lifecycle("stop() past the budget abandons the delivery: the lease stays, nothin
   const queue = new FakeQueue();
   const target = httpTarget(receiver, { timeoutMs: 30_000 });
   const stuck = queue.enqueue("/orders", target.target, "evt_stuck", "{}");
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress, lease });
   await waitFor(() => receiver.requests.length === 1, "delivery running");
   const report = await dispatcher.stop({ drainMs: 100 });
   assert.equal(report, { abandoned: 1 });
@@ -416,10 +418,10 @@ lifecycle("a reload to a stricter egress policy refuses deliveries that start af
   const target = httpTarget(receiver);
   queue.enqueue("/orders", target.target, "evt_before", "{}");
   const routes = [{ route: "/orders", concurrency: 20, targets: [target] }];
-  const dispatcher = start(queue, { routes, egress: localEgress });
+  const dispatcher = start(queue, { routes, egress: localEgress, lease });
   try {
     await waitFor(() => queue.get("evt_before").state === "delivered", "delivery before reload");
-    dispatcher.reconfigure({ routes, egress: { ...localEgress, dnsRebindProtection: true } });
+    dispatcher.reconfigure({ routes, egress: { ...localEgress, dnsRebindProtection: true }, lease });
     queue.enqueue("/orders", target.target, "evt_after", "{}");
     await waitFor(() => queue.get("evt_after").state === "dead", "refusal after reload");
     assert.is(queue.get("evt_after").deadReason, "policy_denied");
@@ -434,10 +436,10 @@ lifecycle("a reload with an unusable signing secret is refused and changes nothi
   const receiver = await startReceiver();
   const queue = new FakeQueue();
   const target = httpTarget(receiver, { headers: { "X-Version": "old" } });
-  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress });
+  const dispatcher = start(queue, { routes: [{ route: "/orders", concurrency: 20, targets: [target] }], egress: localEgress, lease });
   try {
-    const broken = { ...target, headers: { "X-Version": "new" }, signing: { mode: "standard_webhooks" as const, secrets: [{ value: "whsec_!!!" }] } };
-    assert.throws(() => dispatcher.reconfigure({ routes: [{ route: "/orders", concurrency: 20, targets: [broken] }], egress: localEgress }));
+    const broken = { ...target, headers: { "X-Version": "new" }, signing: { ...WEBHOOKS_SIGNING, mode: "standard_webhooks" as const, secrets: [{ value: "whsec_!!!" }] } };
+    assert.throws(() => dispatcher.reconfigure({ routes: [{ route: "/orders", concurrency: 20, targets: [broken] }], egress: localEgress, lease }));
     queue.enqueue("/orders", target.target, "evt_1", "{}");
     await waitFor(() => queue.get("evt_1").state === "delivered", "delivery on the old settings");
     assert.is(receiver.requests[0].headers["x-version"], "old");
@@ -462,7 +464,7 @@ execRoute("an exec route runs the program per message and settles by exit code",
     queue.enqueue("/jobs", program, "evt_a", "ok");
     queue.enqueue("/jobs", program, "evt_b", "fail");
     const events: AttemptEvent[] = [];
-    const dispatcher = start(queue, { routes: [{ route: "/jobs", concurrency: 1, targets: [{ kind: "exec", target: program, program, timeoutMs: 5_000, retry: fastRetry }] }], egress: localEgress }, events);
+    const dispatcher = start(queue, { routes: [{ route: "/jobs", concurrency: 1, targets: [{ kind: "exec", target: program, program, timeoutMs: 5_000, retry: fastRetry }] }], egress: localEgress, lease }, events);
     try {
       await waitFor(() => queue.messages.every((m) => m.state === "delivered"), "both delivered");
       assert.equal(readFileSync(log, "utf8").trim().split("\n").sort(), ["evt_a 1 ok", "evt_b 1 fail", "evt_b 2 fail"]);

@@ -3,8 +3,14 @@
 import { createServer, type IncomingMessage, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
-import type { AttemptRecord, DeliveryClock, DeliveryQueue, DequeueRequest, Leased, NackHow } from "../../runtime/delivery/dispatcher.js";
+import type { Clock } from "../../runtime/clock.js";
+import type { AttemptRecord, DeliveryQueue, DequeueRequest, Leased, NackHow } from "../../runtime/delivery/dispatcher.js";
 import type { EgressPolicy } from "../../runtime/delivery/egress.js";
+import { DEFAULTS } from "../../compiler/index.js";
+
+/** What the compiler resolves for a `sign` block that sets only its secrets (compiler/defaults.ts). */
+export const HMAC_SIGNING = { selection: "newest_valid", signatureHeader: DEFAULTS.signatureHeader, timestampHeader: DEFAULTS.timestampHeader } as const;
+export const WEBHOOKS_SIGNING = { selection: "newest_valid" } as const;
 
 export interface ReceivedRequest {
   readonly method: string;
@@ -51,7 +57,7 @@ export async function startReceiver(handler: Handler = (_req, res) => res.end("o
 /** Plain HTTP to 127.0.0.1 needs these (docs/decisions.md D36). */
 export const localEgress: EgressPolicy = { allow: [], deny: [], httpsOnly: false, redirects: false, dnsRebindProtection: false };
 
-export const systemClock: DeliveryClock = {
+export const systemClock: Clock = {
   now: () => Date.now(),
   sleep: (ms, signal) => delay(ms, undefined, { signal }),
 };

@@ -4,7 +4,7 @@ import * as assert from "uvu/assert";
 import { createEgressAgent } from "../../runtime/delivery/egress.js";
 import { deliverHttp, type PushInput } from "../../runtime/delivery/push.js";
 import { createSigner } from "../../runtime/delivery/sign.js";
-import { localEgress, startReceiver, type Handler, type Receiver } from "./helpers.js";
+import { HMAC_SIGNING, localEgress, startReceiver, WEBHOOKS_SIGNING, type Handler, type Receiver } from "./helpers.js";
 
 const push = suite("http push attempt");
 const body = Buffer.concat([Buffer.from('{"order":7,"note":"caf\u00e9"}'), Buffer.from([0x00, 0xff, 0x0a])]);
@@ -80,7 +80,7 @@ push("a redirect to another origin gets neither the target's header values nor a
       },
       async (receiver, send) => {
         const redirecting = { ...localEgress, redirects: true };
-        const signer = createSigner({ mode: "hmac", secrets: [{ value: "topsecret" }] });
+        const signer = createSigner({ ...HMAC_SIGNING, mode: "hmac", secrets: [{ value: "topsecret" }] });
         const agent = createEgressAgent(redirecting);
         try {
           const result = await send({ egress: redirecting, dispatcher: agent, signer, extraHeaders: { Authorization: "Bearer downstream-secret", "X-Api-Key": "k" }, headers: { "content-type": "text/plain" } });
@@ -123,7 +123,7 @@ push("target headers replace stored ones; Spool's own headers cannot be overridd
 push("the signature verifies at the receiver with an independent implementation", async () => {
   await withReceiver(undefined, async (receiver, send) => {
     const nowMs = 1_714_564_800_500;
-    await send({ signer: createSigner({ mode: "hmac", secrets: [{ value: "topsecret" }] }), nowMs });
+    await send({ signer: createSigner({ ...HMAC_SIGNING, mode: "hmac", secrets: [{ value: "topsecret" }] }), nowMs });
     const [req] = receiver.requests;
     const timestamp = req.headers["x-spool-timestamp"] as string;
     assert.is(timestamp, "1714564800");
@@ -136,7 +136,7 @@ push("the signature verifies at the receiver with an independent implementation"
 push("standard webhooks headers verify at the receiver", async () => {
   await withReceiver(undefined, async (receiver, send) => {
     const key = Buffer.from("standard-webhooks-key-bytes-0001");
-    await send({ signer: createSigner({ mode: "standard_webhooks", secrets: [{ value: `whsec_${key.toString("base64")}` }] }), nowMs: 1_700_000_000_000 });
+    await send({ signer: createSigner({ ...WEBHOOKS_SIGNING, mode: "standard_webhooks", secrets: [{ value: `whsec_${key.toString("base64")}` }] }), nowMs: 1_700_000_000_000 });
     const [req] = receiver.requests;
     assert.is(req.headers["webhook-id"], "evt_abc");
     assert.is(req.headers["webhook-timestamp"], "1700000000");

@@ -5,6 +5,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createSigner, decodeStandardWebhooksSecret, FILE_SECRET_REFRESH_MS, NoValidSecretError, selectSecret } from "../../runtime/delivery/sign.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
+import { HMAC_SIGNING, WEBHOOKS_SIGNING } from "./helpers.js";
 
 // The expected values are computed here from the documented formula, not with the code under test.
 function expectedSpoolSignature(secret: string, path: string, unixSeconds: number, body: Buffer): string {
@@ -17,7 +18,7 @@ const nowMs = 1_714_564_800_123;
 const body = Buffer.from('{"event":"paid","amount":42}\n');
 
 hmac("signs POST, the path without query, unix seconds and the body hash", () => {
-  const sign = createSigner({ mode: "hmac", secrets: [{ value: "s3cret" }] });
+  const sign = createSigner({ ...HMAC_SIGNING, mode: "hmac", secrets: [{ value: "s3cret" }] });
   const headers = sign({ method: "POST", url: "https://hooks.example.com/in/orders?token=abc#frag", body, messageId: "evt_1", nowMs });
   assert.equal(Object.keys(headers), ["X-Spool-Signature", "X-Spool-Timestamp"]);
   assert.is(headers["X-Spool-Timestamp"], "1714564800");
@@ -26,21 +27,21 @@ hmac("signs POST, the path without query, unix seconds and the body hash", () =>
 });
 
 hmac("an empty path signs as /", () => {
-  const sign = createSigner({ mode: "hmac", secrets: [{ value: "k" }] });
+  const sign = createSigner({ ...HMAC_SIGNING, mode: "hmac", secrets: [{ value: "k" }] });
   const headers = sign({ method: "POST", url: "https://example.com", body, messageId: "evt_1", nowMs });
   assert.is(headers["X-Spool-Signature"], expectedSpoolSignature("k", "/", 1714564800, body));
 });
 
 hmac("the path is signed as escaped on the request line", () => {
-  const sign = createSigner({ mode: "hmac", secrets: [{ value: "k" }] });
+  const sign = createSigner({ ...HMAC_SIGNING, mode: "hmac", secrets: [{ value: "k" }] });
   const headers = sign({ method: "POST", url: "https://example.com/a b/ü", body, messageId: "evt_1", nowMs });
   assert.is(headers["X-Spool-Signature"], expectedSpoolSignature("k", "/a%20b/%C3%BC", 1714564800, body));
 });
 
 hmac("header names are configurable", () => {
-  const sign = createSigner({ mode: "hmac", secrets: [{ value: "k" }], signatureHeader: "X-Sig", timestampHeader: "X-Ts" });
+  const sign = createSigner({ ...HMAC_SIGNING, mode: "hmac", secrets: [{ value: "k" }], signatureHeader: "X-Sig", timestampHeader: "X-Ts" });
   assert.equal(Object.keys(sign({ method: "POST", url: "https://e.com/x", body, messageId: "m", nowMs })), ["X-Sig", "X-Ts"]);
-  assert.throws(() => createSigner({ mode: "hmac", secrets: [{ value: "k" }], signatureHeader: "X-Same", timestampHeader: "x-same" }));
+  assert.throws(() => createSigner({ ...HMAC_SIGNING, mode: "hmac", secrets: [{ value: "k" }], signatureHeader: "X-Same", timestampHeader: "x-same" }));
 });
 
 hmac.run();
@@ -72,10 +73,10 @@ rotation("no valid secret is an error, not a silent unsigned request", () => {
 });
 
 rotation("the signer uses the secret valid at signing time", () => {
-  const sign = createSigner({ mode: "hmac", secrets: [old, current] });
+  const sign = createSigner({ ...HMAC_SIGNING, mode: "hmac", secrets: [old, current] });
   const headers = sign({ method: "POST", url: "https://e.com/p", body, messageId: "m", nowMs: 7_000 });
   assert.is(headers["X-Spool-Signature"], expectedSpoolSignature("current", "/p", 7, body));
-  const oldest = createSigner({ mode: "hmac", secrets: [old, current], selection: "oldest_valid" });
+  const oldest = createSigner({ ...HMAC_SIGNING, mode: "hmac", secrets: [old, current], selection: "oldest_valid" });
   assert.is(oldest({ method: "POST", url: "https://e.com/p", body, messageId: "m", nowMs: 7_000 })["X-Spool-Signature"], expectedSpoolSignature("old", "/p", 7, body));
 });
 
@@ -86,7 +87,7 @@ const keyBytes = Buffer.from("0123456789abcdef0123456789abcdef");
 const whsec = `whsec_${keyBytes.toString("base64")}`;
 
 standard("signs id.timestamp.body with the base64-decoded key", () => {
-  const sign = createSigner({ mode: "standard_webhooks", secrets: [{ value: whsec }] });
+  const sign = createSigner({ ...WEBHOOKS_SIGNING, mode: "standard_webhooks", secrets: [{ value: whsec }] });
   const headers = sign({ method: "POST", url: "https://e.com/p", body, messageId: "evt_42", nowMs });
   const expected = createHmac("sha256", keyBytes).update(Buffer.concat([Buffer.from("evt_42.1714564800."), body])).digest("base64");
   assert.equal(headers, { "webhook-id": "evt_42", "webhook-timestamp": "1714564800", "webhook-signature": `v1,${expected}` });
@@ -98,7 +99,7 @@ standard("the whsec_ prefix is optional", () => {
 });
 
 standard("a secret that is not base64 is refused when the signer is built", () => {
-  assert.throws(() => createSigner({ mode: "standard_webhooks", secrets: [{ value: "whsec_not base64!" }] }));
+  assert.throws(() => createSigner({ ...WEBHOOKS_SIGNING, mode: "standard_webhooks", secrets: [{ value: "whsec_not base64!" }] }));
 });
 
 standard.run();
@@ -110,7 +111,7 @@ fileSecrets.after(() => temp.cleanup());
 fileSecrets("an hmac secret file rewritten is used once the last read is FILE_SECRET_REFRESH_MS old; an emptied one keeps the last value", () => {
   const file = join(temp.path, "hmac-secret");
   writeFileSync(file, "first\n");
-  const sign = createSigner({ mode: "hmac", secrets: [{ value: "first", file }] });
+  const sign = createSigner({ ...HMAC_SIGNING, mode: "hmac", secrets: [{ value: "first", file }] });
   const signatureAt = (atMs: number) => sign({ method: "POST", url: "https://e.com/x", body, messageId: "m", nowMs: atMs })["X-Spool-Signature"];
   const expected = (secret: string, atMs: number) => expectedSpoolSignature(secret, "/x", Math.floor(atMs / 1000), body);
   assert.is(signatureAt(nowMs), expected("first", nowMs));
@@ -129,7 +130,7 @@ fileSecrets("a standard_webhooks key file rewritten with a malformed key keeps t
   const first = Buffer.from("first key").toString("base64");
   const second = Buffer.from("second key").toString("base64");
   writeFileSync(file, `whsec_${first}`);
-  const sign = createSigner({ mode: "standard_webhooks", secrets: [{ value: `whsec_${first}`, file }] });
+  const sign = createSigner({ ...WEBHOOKS_SIGNING, mode: "standard_webhooks", secrets: [{ value: `whsec_${first}`, file }] });
   const signatureAt = (atMs: number) => sign({ method: "POST", url: "https://e.com/x", body, messageId: "msg_1", nowMs: atMs })["webhook-signature"];
   const expected = (key: string, atMs: number) =>
     `v1,${createHmac("sha256", Buffer.from(key, "base64")).update(`msg_1.${Math.floor(atMs / 1000)}.`).update(body).digest("base64")}`;

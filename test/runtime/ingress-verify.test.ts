@@ -12,6 +12,15 @@ import { verifyProvider } from "../../runtime/ingress/verify/providers.js";
 import { matchesAny, secretDigest } from "../../runtime/auth/constant-time.js";
 import { verifyBearerToken } from "../../runtime/auth/token.js";
 import type { InboundRequest, RequestHeaders } from "../../runtime/auth/types.js";
+import { DEFAULTS } from "../../compiler/index.js";
+
+/** What the compiler resolves for an `auth hmac` that sets only its secrets (compiler/defaults.ts). */
+const HMAC_AUTH = {
+  signatureHeader: DEFAULTS.hmacSignatureHeader,
+  timestampHeader: DEFAULTS.hmacTimestampHeader,
+  nonceHeader: DEFAULTS.hmacNonceHeader,
+  toleranceMs: DEFAULTS.hmacToleranceMs,
+};
 
 const nowMs = Date.UTC(2026, 0, 15, 12, 0, 0);
 const nowSeconds = nowMs / 1000;
@@ -85,20 +94,20 @@ function signGeneric(secret: string, timestampSeconds: number, overrides: { meth
 
 generic("a good signature passes and hands back its nonce and signature as replay keys, with their expiry", () => {
   const headers = signGeneric("s3cret", nowSeconds);
-  const result = verifyGenericHmac(inbound({ ...headers, "x-signature": headers["x-signature"].toUpperCase() }), { secrets: [{ value: "s3cret" }] });
+  const result = verifyGenericHmac(inbound({ ...headers, "x-signature": headers["x-signature"].toUpperCase() }), { ...HMAC_AUTH, secrets: [{ value: "s3cret" }] });
   assert.equal(result, { ok: true, replay: { keys: ["nonce:nonce-1", `mac:${headers["x-signature"]}`], expiresAtMs: nowMs + 300_000 } });
 });
 
 generic("the signature covers method, path and body", () => {
   const headers = signGeneric("s3cret", nowSeconds);
-  const options = { secrets: [{ value: "s3cret" }] };
+  const options = { ...HMAC_AUTH, secrets: [{ value: "s3cret" }] };
   assert.equal(verifyGenericHmac(inbound(headers, { path: "/hooks/other" }), options), { ok: false, reason: "invalid_credentials" });
   assert.equal(verifyGenericHmac(inbound(headers, { method: "PUT" }), options), { ok: false, reason: "invalid_credentials" });
   assert.equal(verifyGenericHmac(inbound(headers, { body: Buffer.from("{}") }), options), { ok: false, reason: "invalid_credentials" });
 });
 
 generic("a wrong secret, a missing header or a malformed signature is refused", () => {
-  const options = { secrets: [{ value: "s3cret" }] };
+  const options = { ...HMAC_AUTH, secrets: [{ value: "s3cret" }] };
   assert.equal(verifyGenericHmac(inbound(signGeneric("other", nowSeconds)), options), { ok: false, reason: "invalid_credentials" });
   for (const name of ["x-signature", "x-timestamp", "x-nonce"]) {
     const headers: Record<string, string> = { ...signGeneric("s3cret", nowSeconds) };
@@ -112,7 +121,7 @@ generic("a wrong secret, a missing header or a malformed signature is refused", 
 });
 
 generic("timestamps outside the tolerance are refused in both directions; the edge is accepted", () => {
-  const options = { secrets: [{ value: "s3cret" }] };
+  const options = { ...HMAC_AUTH, secrets: [{ value: "s3cret" }] };
   assert.ok(verifyGenericHmac(inbound(signGeneric("s3cret", nowSeconds - 300)), options).ok);
   assert.equal(verifyGenericHmac(inbound(signGeneric("s3cret", nowSeconds - 301)), options), { ok: false, reason: "timestamp_out_of_tolerance" });
   assert.equal(verifyGenericHmac(inbound(signGeneric("s3cret", nowSeconds + 301)), options), { ok: false, reason: "timestamp_out_of_tolerance" });
@@ -121,7 +130,7 @@ generic("timestamps outside the tolerance are refused in both directions; the ed
 generic("header names and tolerance are configurable", () => {
   const signed = signGeneric("s3cret", nowSeconds - 30);
   const headers = { "x-sig": signed["x-signature"], "x-ts": signed["x-timestamp"], "x-id": "abc" };
-  const options = { secrets: [{ value: "s3cret" }], signatureHeader: "X-Sig", timestampHeader: "X-Ts", nonceHeader: "X-Id" };
+  const options = { ...HMAC_AUTH, secrets: [{ value: "s3cret" }], signatureHeader: "X-Sig", timestampHeader: "X-Ts", nonceHeader: "X-Id" };
   assert.ok(verifyGenericHmac(inbound(headers), options).ok);
   assert.equal(verifyGenericHmac(inbound(headers), { ...options, toleranceMs: 10_000 }), { ok: false, reason: "timestamp_out_of_tolerance" });
 });
@@ -133,14 +142,14 @@ generic("rotation: the secret valid at the request timestamp verifies, an expire
     { value: "new", validFromMs: switchMs },
   ];
   // Signed before the switch with the old secret: still inside the tolerance, so accepted now.
-  assert.ok(verifyGenericHmac(inbound(signGeneric("old", switchMs / 1000 - 1)), { secrets }).ok);
+  assert.ok(verifyGenericHmac(inbound(signGeneric("old", switchMs / 1000 - 1)), { ...HMAC_AUTH, secrets }).ok);
   // Signed at the switch (valid_until exclusive, valid_from inclusive).
-  assert.equal(verifyGenericHmac(inbound(signGeneric("old", switchMs / 1000)), { secrets }), { ok: false, reason: "invalid_credentials" });
-  assert.ok(verifyGenericHmac(inbound(signGeneric("new", switchMs / 1000)), { secrets }).ok);
-  assert.equal(verifyGenericHmac(inbound(signGeneric("new", switchMs / 1000 - 1)), { secrets }), { ok: false, reason: "invalid_credentials" });
+  assert.equal(verifyGenericHmac(inbound(signGeneric("old", switchMs / 1000)), { ...HMAC_AUTH, secrets }), { ok: false, reason: "invalid_credentials" });
+  assert.ok(verifyGenericHmac(inbound(signGeneric("new", switchMs / 1000)), { ...HMAC_AUTH, secrets }).ok);
+  assert.equal(verifyGenericHmac(inbound(signGeneric("new", switchMs / 1000 - 1)), { ...HMAC_AUTH, secrets }), { ok: false, reason: "invalid_credentials" });
   // No secret valid at all.
   const expired = [{ value: "old", validUntilMs: nowMs - 600_000 }];
-  assert.equal(verifyGenericHmac(inbound(signGeneric("old", nowSeconds)), { secrets: expired }), { ok: false, reason: "no_secret_valid" });
+  assert.equal(verifyGenericHmac(inbound(signGeneric("old", nowSeconds)), { ...HMAC_AUTH, secrets: expired }), { ok: false, reason: "no_secret_valid" });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -206,13 +215,13 @@ replay("many released claims do not grow the cache", () => {
 replay("verify, claim, refuse with 503, release, retry: the retry is accepted", () => {
   const cache = new NonceCache({ clock: testClock() });
   const request = inbound(signGeneric("s3cret", nowSeconds));
-  const first = verifyGenericHmac(request, { secrets: [{ value: "s3cret" }] });
+  const first = verifyGenericHmac(request, { ...HMAC_AUTH, secrets: [{ value: "s3cret" }] });
   assert.ok(first.ok);
   if (!first.ok) return;
   const [key] = first.replay.keys;
   assert.is(cache.claim(key, first.replay.expiresAtMs), "claimed");
   cache.release(key); // the store refused the message
-  const retry = verifyGenericHmac(request, { secrets: [{ value: "s3cret" }] });
+  const retry = verifyGenericHmac(request, { ...HMAC_AUTH, secrets: [{ value: "s3cret" }] });
   assert.ok(retry.ok);
   assert.is(cache.claim(key, first.replay.expiresAtMs), "claimed");
   cache.commit(key);
@@ -223,7 +232,7 @@ replay("verify, claim, refuse with 503, release, retry: the retry is accepted", 
 const presets = suite("provider presets");
 
 presets("github: sha256=<hex> over the body", () => {
-  const options = { secrets: [{ value: "gh" }] };
+  const options = { ...HMAC_AUTH, secrets: [{ value: "gh" }] };
   assert.equal(verifyProvider("github", inbound({ "x-hub-signature-256": `sha256=${hexMac("gh", body)}` }), options), { ok: true });
   assert.equal(verifyProvider("github", inbound({ "x-hub-signature-256": hexMac("gh", body) }), options), { ok: false, reason: "malformed_credentials" });
   assert.equal(verifyProvider("github", inbound({ "x-hub-signature-256": `sha1=${hexMac("gh", body)}` }), options), { ok: false, reason: "malformed_credentials" });
@@ -232,14 +241,14 @@ presets("github: sha256=<hex> over the body", () => {
 });
 
 presets("gitea: bare hex over the body; github's header is not enough", () => {
-  const options = { secrets: [{ value: "gt" }] };
+  const options = { ...HMAC_AUTH, secrets: [{ value: "gt" }] };
   assert.equal(verifyProvider("gitea", inbound({ "x-gitea-signature": hexMac("gt", body) }), options), { ok: true });
   assert.equal(verifyProvider("gitea", inbound({ "x-hub-signature-256": `sha256=${hexMac("gt", body)}` }), options), { ok: false, reason: "missing_credentials" });
   assert.equal(verifyProvider("gitea", inbound({ "x-gitea-signature": hexMac("gt", "other") }), options), { ok: false, reason: "invalid_credentials" });
 });
 
 presets("stripe: any of several v1 signatures passes", () => {
-  const options = { secrets: [{ value: "whsec_stripe" }] };
+  const options = { ...HMAC_AUTH, secrets: [{ value: "whsec_stripe" }] };
   const t = nowSeconds - 10;
   const good = hexMac("whsec_stripe", `${t}.${body}`);
   const other = hexMac("old-secret", `${t}.${body}`);
@@ -249,7 +258,7 @@ presets("stripe: any of several v1 signatures passes", () => {
 });
 
 presets("stripe: expired, future and malformed headers are refused", () => {
-  const options = { secrets: [{ value: "k" }] };
+  const options = { ...HMAC_AUTH, secrets: [{ value: "k" }] };
   const at = (t: number) => ({ "stripe-signature": `t=${t},v1=${hexMac("k", `${t}.${body}`)}` });
   assert.equal(verifyProvider("stripe", inbound(at(nowSeconds - 301)), options), { ok: false, reason: "timestamp_out_of_tolerance" });
   assert.equal(verifyProvider("stripe", inbound(at(nowSeconds + 301)), options), { ok: false, reason: "timestamp_out_of_tolerance" });
@@ -259,7 +268,7 @@ presets("stripe: expired, future and malformed headers are refused", () => {
 });
 
 presets("cituro: t in milliseconds, s=<hex> over <t>.<body>", () => {
-  const options = { secrets: [{ value: "ci" }] };
+  const options = { ...HMAC_AUTH, secrets: [{ value: "ci" }] };
   const t = nowMs - 5_000;
   assert.equal(verifyProvider("cituro", inbound({ "x-cituro-signature": `t=${t},s=${hexMac("ci", `${t}.${body}`)}` }), options), { ok: true });
   const stale = nowMs - 301_000;
@@ -279,10 +288,10 @@ presets("standard_webhooks: v1,<base64> entries with a whsec_ secret", () => {
   const id = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W";
   const sign = (k: Buffer, t: number) => createHmac("sha256", k).update(`${id}.${t}.${body}`).digest("base64");
   const headers = (signature: string, t = nowSeconds) => ({ "webhook-id": id, "webhook-timestamp": String(t), "webhook-signature": signature });
-  const options = { secrets: [{ value: secret }] };
+  const options = { ...HMAC_AUTH, secrets: [{ value: secret }] };
   assert.equal(verifyProvider("standard_webhooks", inbound(headers(`v1,${sign(key, nowSeconds)}`)), options), { ok: true });
   // The secret without its prefix works too; several entries, any may match.
-  const bare = { secrets: [{ value: key.toString("base64") }] };
+  const bare = { ...HMAC_AUTH, secrets: [{ value: key.toString("base64") }] };
   const otherKey = Buffer.alloc(32, 1);
   assert.equal(verifyProvider("standard_webhooks", inbound(headers(`v1,${sign(otherKey, nowSeconds)} v1,${sign(key, nowSeconds)}`)), bare), { ok: true });
   assert.equal(verifyProvider("standard_webhooks", inbound(headers(`v1,${sign(otherKey, nowSeconds)}`)), options), { ok: false, reason: "invalid_credentials" });
@@ -302,13 +311,13 @@ presets("standard_webhooks: a secret that is empty or not base64 after whsec_ ve
   const emptyKeySignature = createHmac("sha256", Buffer.alloc(0)).update(`${id}.${nowSeconds}.${body}`).digest("base64");
   // `whsec_A` is base64-shaped but decodes to no bytes at all; `whsec_AAAAA` has a stray character.
   for (const value of ["whsec_", "", "whsec_!!!notb64", "whsec_A", "whsec_A=", "B", "whsec_AAAAA"]) {
-    const options = { secrets: [{ value }] };
+    const options = { ...HMAC_AUTH, secrets: [{ value }] };
     assert.equal(verifyProvider("standard_webhooks", inbound(headers(`v1,${emptyKeySignature}`)), options), { ok: false, reason: "no_secret_valid" }, value);
   }
   // A broken secret beside a good one leaves the good one working.
   const key = Buffer.alloc(24, 7);
   const good = createHmac("sha256", key).update(`${id}.${nowSeconds}.${body}`).digest("base64");
-  const mixed = { secrets: [{ value: "whsec_" }, { value: `whsec_${key.toString("base64")}` }] };
+  const mixed = { ...HMAC_AUTH, secrets: [{ value: "whsec_" }, { value: `whsec_${key.toString("base64")}` }] };
   assert.equal(verifyProvider("standard_webhooks", inbound(headers(`v1,${emptyKeySignature}`)), mixed), { ok: false, reason: "invalid_credentials" });
   assert.equal(verifyProvider("standard_webhooks", inbound(headers(`v1,${good}`)), mixed), { ok: true });
 });
@@ -319,8 +328,8 @@ presets("preset rotation uses the secret valid at the signature's time", () => {
     { value: "old", validUntilMs: nowMs - 20_000 },
     { value: "new", validFromMs: nowMs - 20_000 },
   ];
-  assert.equal(verifyProvider("stripe", inbound({ "stripe-signature": `t=${t},v1=${hexMac("new", `${t}.${body}`)}` }), { secrets }), { ok: true });
-  assert.equal(verifyProvider("stripe", inbound({ "stripe-signature": `t=${t},v1=${hexMac("old", `${t}.${body}`)}` }), { secrets }), {
+  assert.equal(verifyProvider("stripe", inbound({ "stripe-signature": `t=${t},v1=${hexMac("new", `${t}.${body}`)}` }), { ...HMAC_AUTH, secrets }), { ok: true });
+  assert.equal(verifyProvider("stripe", inbound({ "stripe-signature": `t=${t},v1=${hexMac("old", `${t}.${body}`)}` }), { ...HMAC_AUTH, secrets }), {
     ok: false,
     reason: "invalid_credentials",
   });
@@ -420,10 +429,10 @@ dispatch("each auth kind is verified and refusals map to catalogue errors", asyn
   assert.is(error.code, "unauthorized");
   assert.equal(error.headers, { "WWW-Authenticate": 'Bearer realm="spool"' });
   assert.equal(await authenticateIngress({ kind: "basic", credentials: basicPairs }, inbound(basic("alice", "a-secret"))), { ok: true });
-  const hmac = await authenticateIngress({ kind: "hmac", options: { secrets: [{ value: "s3cret" }] } }, inbound(signGeneric("s3cret", nowSeconds)));
+  const hmac = await authenticateIngress({ kind: "hmac", options: { ...HMAC_AUTH, secrets: [{ value: "s3cret" }] } }, inbound(signGeneric("s3cret", nowSeconds)));
   assert.equal(hmac, { ok: true, replay: { keys: ["nonce:nonce-1", `mac:${signGeneric("s3cret", nowSeconds)["x-signature"]}`], expiresAtMs: nowMs + 300_000 } });
   const gh = await authenticateIngress(
-    { kind: "provider", provider: "github", options: { secrets: [{ value: "gh" }] } },
+    { kind: "provider", provider: "github", options: { ...HMAC_AUTH, secrets: [{ value: "gh" }] } },
     inbound({ "x-hub-signature-256": `sha256=${hexMac("gh", body)}` }),
   );
   assert.equal(gh, { ok: true });

@@ -106,6 +106,6 @@ export function ingressAuthError(outcome: Extract<IngressAuthOutcome, { ok: fals
 
 export { NonceCache, type NonceClaim } from "./nonce-cache.js";
 export type { ReplayToken } from "../../auth/hmac.js";
-export type { InboundRequest, RotatingSecret, RequestHeaders, VerifyFailureReason } from "../../auth/types.js";
+export type { InboundRequest, ResolvedSecret, RequestHeaders, VerifyFailureReason } from "../../auth/types.js";
 export type { BasicCredential, ForwardAuthOptions, GenericHmacOptions, HmacProvider, ProviderOptions };
 export { HMAC_PROVIDERS } from "./providers.js";

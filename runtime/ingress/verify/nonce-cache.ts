@@ -1,9 +1,6 @@
 // Replay protection for `auth hmac` nonces (docs/decisions.md D14). One instance lives
 // for the process, outside the compiled config, so a reload does not reopen the replay window.
-
-export interface NowClock {
-  now(): number;
-}
+import type { NowClock } from "../../clock.js";
 
 export interface NonceCacheOptions {
   /** Most nonces remembered; beyond it the one expiring first is forgotten. */

@@ -1,19 +1,19 @@
 // `auth hmac { provider … }` presets (docs/decisions.md D14).
 // Presets carry no nonce: the providers retry with the same signature, and their own timestamps
 // (where they have one) bound the replay window.
-import { decodeStandardWebhooksKey } from "../../../compiler/index.js";
-import { anySecretSigns, DEFAULT_HMAC_TOLERANCE_MS } from "../../auth/hmac.js";
+import { decodeStandardWebhooksKey, type HmacProvider } from "../../../compiler/index.js";
+import { anySecretSigns } from "../../auth/hmac.js";
 import { secretsValidAt } from "../../auth/secrets.js";
-import { fail, headerValue, type InboundRequest, type RotatingSecret, type VerifyFailure } from "../../auth/types.js";
+import { fail, headerValue, type InboundRequest, type ResolvedSecret, type VerifyFailure } from "../../auth/types.js";
 
-export type HmacProvider = "github" | "gitea" | "stripe" | "cituro" | "standard_webhooks";
+export type { HmacProvider };
 
 export const HMAC_PROVIDERS: readonly HmacProvider[] = ["github", "gitea", "stripe", "cituro", "standard_webhooks"];
 
 export interface ProviderOptions {
-  secrets: readonly RotatingSecret[];
-  /** Timestamp tolerance for stripe, cituro and standard_webhooks; 5 minutes unless set. */
-  toleranceMs?: number;
+  secrets: readonly ResolvedSecret[];
+  /** Timestamp tolerance for stripe, cituro and standard_webhooks, as the compiler resolved it (compiler/defaults.ts). */
+  toleranceMs: number;
 }
 
 export type ProviderResult = { ok: true } | VerifyFailure;
@@ -78,7 +78,7 @@ function verifyTimestampedPairs(
     return fail("malformed_credentials");
   }
   const timestampMs = Number(timestampText) * timestampUnitMs;
-  if (Math.abs(request.nowMs - timestampMs) > (options.toleranceMs ?? DEFAULT_HMAC_TOLERANCE_MS)) {
+  if (Math.abs(request.nowMs - timestampMs) > options.toleranceMs) {
     return fail("timestamp_out_of_tolerance");
   }
   const secrets = secretsValidAt(options.secrets, timestampMs);
@@ -108,7 +108,7 @@ function verifyStandardWebhooks(request: InboundRequest, options: ProviderOption
   }
   if (signatures.length === 0) return fail("malformed_credentials");
   const timestampMs = Number(timestampText) * 1000;
-  if (Math.abs(request.nowMs - timestampMs) > (options.toleranceMs ?? DEFAULT_HMAC_TOLERANCE_MS)) {
+  if (Math.abs(request.nowMs - timestampMs) > options.toleranceMs) {
     return fail("timestamp_out_of_tolerance");
   }
   const secrets = secretsValidAt(options.secrets, timestampMs).flatMap((secret) => decodeStandardWebhooksKey(secret.toString("utf8")) ?? []);
