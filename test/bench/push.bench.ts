@@ -101,11 +101,13 @@ async function viaSpoolRun(receiverUrl: string): Promise<{ ingress: LoadResult; 
   const dir = mkdtempSync(join(tmpdir(), "spool-bench-push-"));
   const children: ChildProcess[] = [];
   try {
-    const [ingressPort, adminPort] = [await freePort(), await freePort()];
+    const [ingressPort, adminPort, pullPort] = [await freePort(), await freePort(), await freePort()];
     children.push(
       startSpool(dir, [
         `ingress { listen 127.0.0.1:${ingressPort} }`,
         `admin_api { listen 127.0.0.1:${adminPort} }`,
+        // The Pull API listens even without pull routes: on a free port, not the default :9443.
+        `pull_api { listen 127.0.0.1:${pullPort} }`,
         `queue_limits { max_depth 10000000 }`,
         `observability { access_log off; runtime_log error }`,
         `defaults { egress { allow 127.0.0.1; https_only off } }`,
