@@ -2,12 +2,12 @@
 // (docs/cli.md "`spool run`"; docs/decisions.md D54, D55).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { loadSpoolfile, LOG_DIAGNOSTICS_HINT, logSafeDiagnostics } from "../../compiler/index.js";
-import { renderDiagnostic } from "../../grammar/index.js";
-import { createApp, type AppDeps } from "../../runtime/app.js";
-import { spoolExtensions } from "../../runtime/extensions.js";
+import { loadSpoolfile, LOG_DIAGNOSTICS_HINT, logSafeDiagnostics, renderDiagnostic } from "../../compiler/index.js";
+import { createApp, type AppDeps } from "../../runtime/app/app.js";
+import { spoolExtensions } from "../../runtime/app/extensions.js";
 import { isLogLevel } from "../../runtime/observability/log.js";
-import { createReloader, onSighup, watchConfigFile, type ConfigLoad } from "../../runtime/reload.js";
+import { createReloader, type ConfigLoad } from "../../runtime/reload/reloader.js";
+import { onSighup, watchConfigFile } from "../../runtime/reload/watch.js";
 import { spoolVersion } from "../version.js";
 
 export interface RunFlags {
@@ -27,7 +27,7 @@ export interface RunFlags {
 const STOP_DEADLINE_MS = 10_000;
 const HARD_EXIT_MS = 14_500;
 
-/** The Admin API, delivery service and trend signals mounted on the app (runtime/extensions.ts); tests may replace them. */
+/** The Admin API, delivery service and trend signals mounted on the app (runtime/app/extensions.ts); tests may replace them. */
 export type RunExtensions = Pick<AppDeps, "admin" | "services" | "trendSignals">;
 
 /** Runs the server; resolves with the process exit code once it has stopped. */

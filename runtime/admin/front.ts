@@ -2,10 +2,10 @@
 // needs the admin bearer token when one is configured (401 unauthorized, docs/decisions.md D28),
 // then goes to health details or the Admin API's routes; what nobody handles is 404 not_found.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isLoopbackHost } from "../compiler/index.js";
-import { apiError, shortPath } from "./errors.js";
+import { isLoopbackHost } from "../../compiler/index.js";
+import { apiError, shortPath } from "../errors.js";
 import type { HealthEndpoint } from "./health/http.js";
-import { BEARER_CHALLENGE, verifyBearerToken } from "./auth/token.js";
+import { BEARER_CHALLENGE, verifyBearerToken } from "../auth/token.js";
 
 /** The Admin API's routes; resolves false when it does not handle the path (then 404 not_found). */
 export type AdminRouteHandler = (req: IncomingMessage, res: ServerResponse, pathWithoutPrefix: string) => Promise<boolean>;

@@ -1,10 +1,10 @@
 // The parts `spool run` mounts on the app's seams: the Admin API behind the admin token, the
-// push/exec delivery service, and the trend signals of /healthz?details=1.
-import { compileSpoolfile, configFingerprint, type CompileOptions, renderDiagnostic } from "../compiler/index.js";
-import { computeTrendSignals, createAdminApi, healthTrendSignals, type AuditRecord } from "./admin/index.js";
-import type { AppContext, AppDeps, AppService } from "./app.js";
-import { createDeliveryService } from "./delivery/service.js";
-import { redactProse } from "./observability/redact.js";
+// push/exec delivery service, and the trend signals of /healthz?details=1. Wiring only: each part
+// is built by its own folder (runtime/admin/mount.ts, runtime/delivery/service.ts).
+import type { CompileOptions } from "../../compiler/index.js";
+import { adminTrendSignals, mountAdminApi } from "../admin/mount.js";
+import { createDeliveryService } from "../delivery/service.js";
+import type { AppContext, AppDeps, AppService } from "./types.js";
 
 export interface ExtensionOptions {
   /** The Spoolfile management PUT/DELETE rewrite. */
@@ -16,34 +16,10 @@ export interface ExtensionOptions {
 }
 
 export function spoolExtensions(options: ExtensionOptions): Pick<AppDeps, "admin" | "services" | "trendSignals"> {
-  const writeAuditLine = options.writeAuditLine ?? ((line: string) => process.stderr.write(line + "\n"));
   return {
-    admin: (context: AppContext) =>
-      createAdminApi({
-        getConfig: () => context.config(),
-        store: context.store,
-        clock: context.clock,
-        // Credentials typed into the free-text fields are masked, as in every log line; the words
-        // around them are the audit trail and are kept.
-        audit: (record) => writeAuditLine(JSON.stringify(withProseRedacted(record))),
-        metrics: context.metrics,
-        configPath: options.configPath,
-        applyConfigText: async (text) => {
-          const compiled = compileSpoolfile(text, options.configPath, options.compileOptions);
-          if (!compiled.config) {
-            // Whole: this answers an admin-token holder and is not logged (the audit line keeps the code only).
-            const first = compiled.diagnostics.find((d) => d.severity === "error");
-            return { ok: false, detail: first ? renderDiagnostic(first) : "the rewritten config does not compile" };
-          }
-          // The file now holds exactly `text` (written before this is called), so its fingerprint is the text's.
-          const outcome = context.reload(compiled.config, configFingerprint(text));
-          return outcome.applied ? { ok: true } : { ok: false, detail: `the change needs a restart: ${outcome.changes.join(", ")}` };
-        },
-        onUnexpectedError: (error) => context.logger.error("admin_unexpected_error", { error }),
-      }),
+    admin: (context: AppContext) => mountAdminApi(context, options),
     services: [(context: AppContext) => deliveryService(context)],
-    trendSignals: (context: AppContext) => async () =>
-      healthTrendSignals(await computeTrendSignals(context.store, {}, context.config().defaults.trendSignals, context.clock.now())),
+    trendSignals: (context: AppContext) => adminTrendSignals(context),
   };
 }
 
@@ -64,16 +40,4 @@ function deliveryService(context: AppContext): AppService {
       await service.stop({ drainMs });
     },
   };
-}
-
-/**
- * The audit record with credentials masked in the fields its callers write: reason, actor, request
- * id, and the principal, which is the actor when one is sent.
- */
-function withProseRedacted(record: AuditRecord): AuditRecord {
-  const masked = { ...record, principal: redactProse(record.principal) };
-  if (masked.reason !== undefined) masked.reason = redactProse(masked.reason);
-  if (masked.actor !== undefined) masked.actor = redactProse(masked.actor);
-  if (masked.request_id !== undefined) masked.request_id = redactProse(masked.request_id);
-  return masked;
 }
