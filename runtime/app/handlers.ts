@@ -1,7 +1,6 @@
 // The three mounts' request handlers, each built by its feature from the app's parts: ingress, the
 // Pull API, and the admin listener (its front door, health, and the Admin API's routes).
 import { createAdminFront } from "../admin/front.js";
-import { createHealthEndpoint } from "../admin/health/http.js";
 import type { MountHandler, MountName } from "../http/listeners.js";
 import { currentBackpressure } from "../ingress/backpressure.js";
 import { createIngressHandler } from "../ingress/handler.js";
@@ -37,17 +36,20 @@ export function mountHandlers(context: AppContext, live: LiveState, memoryFootpr
       onStoreError: (operation, error) => pullLogger.error("pull_store_failed", { operation, error }),
     }),
   });
-  const health = createHealthEndpoint({
-    memoryStats: () => memoryFootprint.stats(),
-    stats: queueStats,
-    metrics,
-    clock,
-    config: () => {
-      const generation = live.current();
-      return { fingerprint: generation.fingerprint, generation: generation.number, loadedAtMs: generation.loadedAtMs };
+  const admin = createAdminFront({
+    tokens: () => live.current().adminTokens,
+    health: {
+      memoryStats: () => memoryFootprint.stats(),
+      stats: queueStats,
+      metrics,
+      clock,
+      config: () => {
+        const generation = live.current();
+        return { fingerprint: generation.fingerprint, generation: generation.number, loadedAtMs: generation.loadedAtMs };
+      },
+      trendSignals: deps.trendSignals?.(context),
     },
-    trendSignals: deps.trendSignals?.(context),
+    routes: deps.admin?.(context),
   });
-  const admin = createAdminFront({ tokens: () => live.current().adminTokens, health, routes: deps.admin?.(context) });
   return { ingress, pull, admin };
 }
