@@ -5,7 +5,7 @@ import type { SpoolConfig } from "../../compiler/ir.js";
 import type { Clock } from "../clock.js";
 import type { RunningListener } from "../http/listeners.js";
 import { listenerName, parserHeaderLimit } from "../http/listeners.js";
-import { createHttpServer, type HttpListener, type HttpServerOptions } from "../http/server.js";
+import { createHttpServer, DEFAULT_HTTP_TIMEOUTS, type HttpListener, type HttpServerOptions } from "../http/server.js";
 import type { RuntimeLogger } from "../observability/log.js";
 import { metricsHandler } from "../observability/metrics-endpoint.js";
 import { createMetrics, type QueueSnapshot, type SpoolMetrics } from "../observability/metrics.js";
@@ -14,14 +14,6 @@ import { openStore } from "../store/open.js";
 import { storeSpecFor } from "../store/spec.js";
 import type { Store } from "../store/store.js";
 import type { AppDeps, BoundAddress } from "./types.js";
-
-const DEFAULT_HTTP: Omit<HttpServerOptions, "maxHeaderSize"> = {
-  // A client has 10 s to send its headers (slowloris), a minute for the whole request; idle
-  // keep-alive connections go after 5 s.
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 60_000,
-  keepAliveTimeoutMs: 5_000,
-};
 
 export function appMetrics(config: SpoolConfig, deps: AppDeps, clock: Clock, logger: RuntimeLogger, queueSnapshot: () => Promise<QueueSnapshot>): SpoolMetrics {
   return createMetrics({
@@ -52,7 +44,7 @@ export function openAppStore(config: SpoolConfig, deps: AppDeps, clock: Clock, m
 
 export function httpOptionsFor(config: SpoolConfig, deps: AppDeps, logger: RuntimeLogger): HttpServerOptions {
   return {
-    ...DEFAULT_HTTP,
+    ...DEFAULT_HTTP_TIMEOUTS,
     maxHeaderSize: parserHeaderLimit(config),
     onUnexpectedError: (error, req) => logger.error("request_failed", { method: req.method, path: req.url?.split("?")[0], error }),
     ...deps.http,

@@ -66,7 +66,7 @@ export interface AppDeps {
   services?: readonly ((context: AppContext) => AppService)[];
   /** Trend signals for /healthz?details=1 (the Admin API's backlog analysis). */
   trendSignals?: (context: AppContext) => () => Promise<TrendSignalsView>;
-  /** HTTP timeouts; defaults below. */
+  /** HTTP timeouts; defaults: DEFAULT_HTTP_TIMEOUTS (runtime/http/server.ts). */
   http?: Partial<HttpServerOptions>;
 }
 

@@ -33,6 +33,15 @@ export interface HttpServerOptions {
   tls?: ListenerTls;
 }
 
+/** The timeouts every listener has unless told otherwise. */
+export const DEFAULT_HTTP_TIMEOUTS: Pick<HttpServerOptions, "headersTimeoutMs" | "requestTimeoutMs" | "keepAliveTimeoutMs"> = {
+  // A client has 10 s to send its headers (slowloris), a minute for the whole request; idle
+  // keep-alive connections go after 5 s.
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 5_000,
+};
+
 export interface HttpListener {
   readonly server: Server;
   /** Bound address, with the real port when 0 was asked for. */
