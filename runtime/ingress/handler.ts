@@ -75,7 +75,12 @@ async function accept(deps: IngressDeps, reportAuthUnavailable: ReportAuthUnavai
   // forward auth need the body and are checked after it.
   const byHeaders = authenticateByHeaders(settings.auth, req.headers);
   if (byHeaders && !byHeaders.ok) throw refuse("auth", ingressAuthError(byHeaders, { closeConnection: hasBody(req) }));
-  const body = await readIngressBody(req, route);
+  let body: Buffer;
+  try {
+    body = await readBody(req, { maxBytes: route.maxBodyBytes });
+  } catch (error) {
+    throw bodyRefusal(error);
+  }
 
   const nowMs = deps.clock.now();
   // Only forward auth answers later; the other verifiers decide at once, without a wait.
@@ -128,15 +133,12 @@ function lookupRoute(state: IngressState, req: IncomingMessage, path: string, me
   return lookup.entry.route;
 }
 
-async function readIngressBody(req: IncomingMessage, route: Route): Promise<Buffer> {
-  try {
-    return await readBody(req, { maxBytes: route.maxBodyBytes });
-  } catch (error) {
-    if (error instanceof ClientGoneError) throw error;
-    // A body over the limit, or one the parser gave up on (bad_request, request_timeout).
-    if (error instanceof ApiError) throw refuse(error.code, apiError(error.code, error.detail, { surface: "ingress", closeConnection: true }));
-    throw refuse("bad_request", apiError("bad_request", "the request body could not be read", { surface: "ingress", closeConnection: true }));
-  }
+/** Why the body could not be read, as a refusal (a client gone stays what it is: nobody to answer). */
+function bodyRefusal(error: unknown): unknown {
+  if (error instanceof ClientGoneError) return error;
+  // A body over the limit, or one the parser gave up on (bad_request, request_timeout).
+  if (error instanceof ApiError) return refuse(error.code, apiError(error.code, error.detail, { surface: "ingress", closeConnection: true }));
+  return refuse("bad_request", apiError("bad_request", "the request body could not be read", { surface: "ingress", closeConnection: true }));
 }
 
 /** Admits the request (rate limits, backpressure) and returns the maker of its fan-out copies. */
