@@ -1,5 +1,4 @@
-import { readFile } from "node:fs/promises";
-import { decodeSpoolfileBytes, renderDiagnostic } from "../grammar/index.js";
+import { readSpoolfile, renderDiagnostic } from "../compiler/index.js";
 
 /** Where a command writes; the CLI binds it to the process, tests may capture it. */
 export interface CommandOutput {
@@ -14,14 +13,9 @@ export const processOutput: CommandOutput = {
   stderr: (line) => process.stderr.write(line + "\n"),
 };
 
+/** The config file's text (compiler/read.ts reads it), or the one-line message of why not. */
 export async function readConfigText(path: string): Promise<{ ok: true; text: string } | { ok: false; message: string }> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return { ok: false, message: `${path}: cannot read config: ${code === "ENOENT" ? "file not found" : (error as Error).message}` };
-  }
-  const decoded = decodeSpoolfileBytes(bytes, path);
-  return "text" in decoded ? { ok: true, text: decoded.text } : { ok: false, message: renderDiagnostic(decoded.diagnostic) };
+  const read = readSpoolfile(path);
+  if (read.ok) return { ok: true, text: read.text };
+  return "reason" in read ? { ok: false, message: `${path}: cannot read config: ${read.reason}` } : { ok: false, message: renderDiagnostic(read.diagnostic) };
 }

@@ -1,12 +1,12 @@
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { decodeSpoolfileBytes, errorAt, parseSpoolfile, sortDiagnostics } from "../grammar/index.js";
+import { errorAt, parseSpoolfile, sortDiagnostics } from "../grammar/index.js";
 import { compileTree, type CompileResult } from "./compile.js";
 import type { CompileOptions } from "./context.js";
+import { readSpoolfile } from "./read.js";
 
 export type { CompileOptions } from "./context.js";
 export type { CompileResult } from "./compile.js";
 export { compileTree } from "./compile.js";
+export { configFingerprint, readSpoolfile, type SpoolfileRead } from "./read.js";
 export { formatText, type FormatResult } from "./format.js";
 export { unifiedDiff } from "./diff.js";
 export { diffConfigs, renderChanges, type ConfigChange } from "./semantic-diff.js";
@@ -32,26 +32,18 @@ export function compileSpoolfile(text: string, file: string, options: CompileOpt
   return { config: null, diagnostics: sortDiagnostics([...parsed.diagnostics, ...compiled.diagnostics]) };
 }
 
-/** The identity of a config file's content: sha256 of its bytes, hex (what `sha256sum` prints). */
-export function configFingerprint(bytes: Buffer | string): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
-
 /**
  * Reads (strict UTF-8) and compiles a Spoolfile. `text` and `fingerprint` (configFingerprint of the
  * bytes read) are null when the file could not be read.
  */
 export function loadSpoolfile(path: string, options: CompileOptions = {}): CompileResult & { text: string | null; fingerprint: string | null } {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "file not found" : (error as Error).message;
+  const read = readSpoolfile(path);
+  if ("reason" in read) {
+    const { reason } = read;
     return { config: null, text: null, fingerprint: null, diagnostics: [errorAt({ file: path, line: 1, col: 1, offset: 0, endOffset: 0 }, `cannot read config: ${reason}`, { code: "config_unreadable", subject: "", expected: `a readable config file (${reason})` })] };
   }
-  const decoded = decodeSpoolfileBytes(bytes, path);
-  if ("diagnostic" in decoded) return { config: null, text: null, fingerprint: null, diagnostics: [decoded.diagnostic] };
-  return { ...compileSpoolfile(decoded.text, path, options), text: decoded.text, fingerprint: configFingerprint(bytes) };
+  if ("diagnostic" in read) return { config: null, text: null, fingerprint: null, diagnostics: [read.diagnostic] };
+  return { ...compileSpoolfile(read.text, path, options), text: read.text, fingerprint: read.fingerprint };
 }
-// The runtime reads diagnostics through the compiler, never from grammar/ directly.
+// The runtime and the CLI read diagnostics through the compiler, never from grammar/ directly.
 export { renderDiagnostic, hasErrors, DIAGNOSTIC_CODES, DIAGNOSTIC_SENTENCES, type Diagnostic, type DiagnosticCode } from "../grammar/index.js";

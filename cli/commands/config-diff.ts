@@ -1,5 +1,4 @@
-import { compileSpoolfile, formatText, LOG_DIAGNOSTICS_HINT, logSafeDiagnostics, renderChanges, semanticChanges, unifiedDiff } from "../../compiler/index.js";
-import { renderDiagnostic } from "../../grammar/index.js";
+import { compileSpoolfile, formatText, LOG_DIAGNOSTICS_HINT, logSafeDiagnostics, renderChanges, renderDiagnostic, semanticChanges, unifiedDiff } from "../../compiler/index.js";
 import { readConfigText, type CommandOutput } from "../io.js";
 
 export interface DiffFlags {

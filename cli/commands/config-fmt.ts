@@ -1,6 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { formatText, writeFileAtomically } from "../../compiler/index.js";
-import { renderDiagnostic } from "../../grammar/index.js";
+import { formatText, renderDiagnostic, writeFileAtomically } from "../../compiler/index.js";
 import { readConfigText, type CommandOutput } from "../io.js";
 
 export interface FmtFlags {

@@ -1,5 +1,4 @@
-import { loadSpoolfile } from "../../compiler/index.js";
-import { renderDiagnostic, type Diagnostic } from "../../grammar/index.js";
+import { type Diagnostic, loadSpoolfile, renderDiagnostic } from "../../compiler/index.js";
 import type { CommandOutput } from "../io.js";
 
 export interface ValidateFlags {

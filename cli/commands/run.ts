@@ -2,12 +2,12 @@
 // (docs/cli.md "`spool run`"; docs/decisions.md D54, D55).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { loadSpoolfile, LOG_DIAGNOSTICS_HINT, logSafeDiagnostics } from "../../compiler/index.js";
-import { renderDiagnostic } from "../../grammar/index.js";
-import { createApp, type AppDeps } from "../../runtime/app.js";
-import { spoolExtensions } from "../../runtime/extensions.js";
+import { loadSpoolfile, LOG_DIAGNOSTICS_HINT, logSafeDiagnostics, renderDiagnostic } from "../../compiler/index.js";
+import { createApp, type AppDeps } from "../../runtime/app/app.js";
+import { spoolExtensions } from "../../runtime/app/extensions.js";
 import { isLogLevel } from "../../runtime/observability/log.js";
-import { createReloader, onSighup, watchConfigFile, type ConfigLoad } from "../../runtime/reload.js";
+import { createReloader, type ConfigLoad } from "../../runtime/reload/reloader.js";
+import { onSighup, watchConfigFile } from "../../runtime/reload/watch.js";
 import { spoolVersion } from "../version.js";
 
 export interface RunFlags {
@@ -27,7 +27,7 @@ export interface RunFlags {
 const STOP_DEADLINE_MS = 10_000;
 const HARD_EXIT_MS = 14_500;
 
-/** The Admin API, delivery service and trend signals mounted on the app (runtime/extensions.ts); tests may replace them. */
+/** The Admin API, delivery service and trend signals mounted on the app (runtime/app/extensions.ts); tests may replace them. */
 export type RunExtensions = Pick<AppDeps, "admin" | "services" | "trendSignals">;
 
 /** Runs the server; resolves with the process exit code once it has stopped. */
@@ -46,18 +46,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   }
 
   const configPath = resolve(flags.config);
-  const load = (): ConfigLoad => {
-    const result = loadSpoolfile(configPath, { env: process.env, strictSecrets: true });
-    // What `spool run` says of its config goes to logs: no value of the file in it (README). A file
-    // that could not be read or decoded has no values to show, and its message says why whole.
-    const diagnostics = result.text === null ? result.diagnostics : logSafeDiagnostics(result.diagnostics);
-    return {
-      fingerprint: result.fingerprint,
-      config: result.config,
-      errors: diagnostics.filter((d) => d.severity === "error").map(renderDiagnostic),
-      warnings: diagnostics.filter((d) => d.severity === "warning").map(renderDiagnostic),
-    };
-  };
+  const load = (): ConfigLoad => loadRunConfig(configPath);
   const initial = load();
   if (!initial.config) {
     for (const line of initial.errors.length > 0 ? initial.errors : [`${configPath}: cannot read the config file`]) process.stderr.write(`${line}\n`);
@@ -69,18 +58,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
 
   const dbPath = resolve(flags.db);
   const postgresDsn = flags.postgresDsn ?? process.env.SPOOL_POSTGRES_DSN;
-  if (config.backend === "sqlite") {
-    try {
-      mkdirSync(dirname(dbPath), { recursive: true });
-    } catch (error) {
-      process.stderr.write(`spool run: cannot create the directory of --db ${dbPath}: ${(error as Error).message}\n`);
-      return 1;
-    }
-  }
-  if (config.backend === "postgres" && !postgresDsn) {
-    process.stderr.write("spool run: queue backend postgres needs --postgres-dsn or SPOOL_POSTGRES_DSN\n");
-    return 1;
-  }
+  if (!storeReachable(config.backend, dbPath, postgresDsn)) return 1;
 
   const extensions = extensionsOverride ?? spoolExtensions({ configPath, compileOptions: { env: process.env, strictSecrets: true } });
   let app: ReturnType<typeof createApp>;
@@ -111,16 +89,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
     stopSighup?.();
   };
 
-  let stopRequested: (signal: string) => void = () => {};
-  const stopped = new Promise<string>((resolveStop) => (stopRequested = resolveStop));
-  const onSignal = (signal: NodeJS.Signals) => stopRequested(signal);
-  process.once("SIGTERM", onSignal);
-  process.once("SIGINT", onSignal);
-  // Without --pid-file SIGHUP does not reload; it still must not kill the process outright (Node's
-  // default), so a hangup stops the service as gracefully as SIGTERM, and further hangups during the
-  // drain are ignored. The exit status is then 129 (128 + SIGHUP), as for a process the signal ended,
-  // so a supervisor that restarts on failure (systemd Restart=on-failure) still brings it back.
-  if (!flags.pidFile) process.on("SIGHUP", onSignal);
+  const stopped = stopSignal(flags.pidFile !== undefined);
 
   try {
     await app.start();
@@ -154,6 +123,52 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   if (flags.pidFile) rmSync(flags.pidFile, { force: true });
   clearTimeout(hardExit);
   return signal === "SIGHUP" ? 129 : 0;
+}
+
+/** Reads and compiles the Spoolfile as `spool run` does at start and on each reload. */
+function loadRunConfig(configPath: string): ConfigLoad {
+  const result = loadSpoolfile(configPath, { env: process.env, strictSecrets: true });
+  // What `spool run` says of its config goes to logs: no value of the file in it (README). A file
+  // that could not be read or decoded has no values to show, and its message says why whole.
+  const diagnostics = result.text === null ? result.diagnostics : logSafeDiagnostics(result.diagnostics);
+  return {
+    fingerprint: result.fingerprint,
+    config: result.config,
+    errors: diagnostics.filter((d) => d.severity === "error").map(renderDiagnostic),
+    warnings: diagnostics.filter((d) => d.severity === "warning").map(renderDiagnostic),
+  };
+}
+
+/** The store's place exists (SQLite: the directory of --db) or is named (PostgreSQL: a DSN); false after saying why not. */
+function storeReachable(backend: string, dbPath: string, postgresDsn: string | undefined): boolean {
+  if (backend === "sqlite") {
+    try {
+      mkdirSync(dirname(dbPath), { recursive: true });
+    } catch (error) {
+      process.stderr.write(`spool run: cannot create the directory of --db ${dbPath}: ${(error as Error).message}\n`);
+      return false;
+    }
+  }
+  if (backend === "postgres" && !postgresDsn) {
+    process.stderr.write("spool run: queue backend postgres needs --postgres-dsn or SPOOL_POSTGRES_DSN\n");
+    return false;
+  }
+  return true;
+}
+
+/** Resolves with the name of the first stop signal. */
+function stopSignal(reloadsOnHangup: boolean): Promise<string> {
+  let stopRequested: (signal: string) => void = () => {};
+  const stopped = new Promise<string>((resolveStop) => (stopRequested = resolveStop));
+  const onSignal = (signal: NodeJS.Signals) => stopRequested(signal);
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+  // Without --pid-file SIGHUP does not reload; it still must not kill the process outright (Node's
+  // default), so a hangup stops the service as gracefully as SIGTERM, and further hangups during the
+  // drain are ignored. The exit status is then 129 (128 + SIGHUP), as for a process the signal ended,
+  // so a supervisor that restarts on failure (systemd Restart=on-failure) still brings it back.
+  if (!reloadsOnHangup) process.on("SIGHUP", onSignal);
+  return stopped;
 }
 
 /** `KEY=value` lines; `#` comments, blank lines and an `export ` prefix are allowed. Variables already set win. */

@@ -2,8 +2,10 @@
 // once the queue holds at least min_total messages, ingress answers 503 when queued messages fill
 // queued_percent of max_depth, when the most overdue ready message waits ready_lag, when the oldest
 // queued message is oldest_queued_age old, or (sustained_growth on) when the queue grew in each of
-// the last few snapshots. Pure: the caller passes the cached queue stats and their history.
-import type { AdaptiveBackpressure } from "../../compiler/ir.js";
+// the last few snapshots. backpressureReason is pure: the caller passes the figures and their
+// history; currentBackpressure reads them from the cached queue stats.
+import type { AdaptiveBackpressure, SpoolConfig } from "../../compiler/ir.js";
+import type { QueueStatsSource } from "../observability/queue-stats.js";
 
 export type BackpressureReason = "queued_pressure" | "ready_lag" | "oldest_queued_age" | "sustained_growth";
 
@@ -36,6 +38,25 @@ export function backpressureReason(
   }
   if (settings.sustainedGrowth && isSustainedGrowth(totalHistory, growth)) return "sustained_growth";
   return null;
+}
+
+/**
+ * The verdict for the config serving now, from the cached queue stats (cheap, synchronous: run per
+ * request). Off, or with no stats fresh enough, there is none; the stats are not even looked at
+ * when it is off.
+ */
+export function currentBackpressure(config: SpoolConfig, queueStats: Pick<QueueStatsSource, "peek" | "totalHistory">): BackpressureReason | null {
+  if (!config.defaults.adaptiveBackpressure.enabled) return null;
+  const stats = queueStats.peek();
+  if (!stats) return null;
+  const signals = config.defaults.trendSignals;
+  return backpressureReason(
+    config.defaults.adaptiveBackpressure,
+    config.queueLimits.maxDepth,
+    { total: stats.total, queued: stats.byState.queued, readyLagMs: stats.readyLagMs, oldestQueuedAgeMs: stats.oldestQueuedAgeMs },
+    queueStats.totalHistory(),
+    { consecutive: signals.sustainedGrowthConsecutive, minDelta: signals.sustainedGrowthMinDelta },
+  );
 }
 
 /** True when each of the last `consecutive` steps grew and together they grew by at least minDelta. */

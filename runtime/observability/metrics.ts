@@ -52,22 +52,43 @@ const MEMORY_STATES: readonly MemoryItemState[] = ["queued", "leased", "delivere
 
 export function createMetrics(options: MetricsOptions) {
   const registry = new Registry();
+  const families = familyMakers(registry);
+  const snapshots = new SnapshotCache(options.queueSnapshot, {
+    maxAgeMs: options.snapshotMaxAgeMs ?? 2_000,
+    clock: options.clock,
+  });
+  const snapshot: ReadSnapshot = () => snapshots.get(options.onSnapshotError);
+  // Registered in this order, which is the order of the exposition.
+  const queue = queueFamilies(families, snapshot);
+  const ingress = ingressFamilies(families);
+  const delivery = deliveryFamilies(families);
+  const pull = pullFamilies(families, snapshot);
+  const store = storeFamilies(families);
+  // Backend-specific families exist only for the active backend: an absent series means
+  // "not emitted", not zero (docs/operations.md "Metrics"; a memory-only config emits no sqlite family).
+  const sqlite = options.backend === "sqlite" ? sqliteFamilies(families) : undefined;
+  const memory = options.backend === "memory" ? memoryFamilies(families, snapshot) : undefined;
+  const publish = publishFamilies(families);
+  const tracing = tracingFamilies(families);
+  infoFamilies(families, options.version);
+  return { registry, backend: options.backend, queue, ingress, delivery, pull, store, sqlite, memory, publish, tracing };
+}
+
+type ReadSnapshot = () => Promise<QueueSnapshot | undefined>;
+
+/** Counters and histograms registered in `registry`, and the registers list for the other kinds. */
+function familyMakers(registry: Registry) {
   const registers = [registry];
   const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
     new Counter<L>({ name, help, labelNames, registers });
   const histogram = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
     new Histogram<L>({ name, help, labelNames, buckets: STORE_SECONDS_BUCKETS, registers });
+  return { registers, counter, histogram };
+}
 
-  const snapshots = new SnapshotCache(options.queueSnapshot, {
-    maxAgeMs: options.snapshotMaxAgeMs ?? 2_000,
-    clock: options.clock,
-  });
-  const snapshot = () => snapshots.get(options.onSnapshotError);
+type Families = ReturnType<typeof familyMakers>;
 
-  // Values computed at scrape time from the cached snapshot. Depth is emitted for all three states,
-  // zeros included (docs/operations.md "Metrics"). While the store cannot answer, the queue gauges
-  // read NaN (unknown) rather than a made-up zero or a value frozen at the last answer, and the
-  // lease gauge has no series.
+function queueFamilies({ registers, counter }: Families, snapshot: ReadSnapshot) {
   const queue = {
     depth: new Gauge<"state">({
       name: "spool_queue_depth",
@@ -106,7 +127,10 @@ export function createMetrics(options: MetricsOptions) {
       },
     }),
   };
+  return queue;
+}
 
+function ingressFamilies({ counter }: Families) {
   const ingress = {
     accepted: counter("spool_ingress_accepted_total", "Ingress requests accepted (202)."),
     rejected: counter("spool_ingress_rejected_total", "Ingress requests refused."),
@@ -119,7 +143,10 @@ export function createMetrics(options: MetricsOptions) {
   // adaptive_backpressure, each 503 on ingress) are exported at 0 from the start, so an alert on
   // their rate has a series to read before the first refusal, as the reference exports them.
   for (const reason of ["memory_pressure", "queue_full", "adaptive_backpressure"]) ingress.rejectedByReason.inc({ reason, status: "503" }, 0);
+  return ingress;
+}
 
+function deliveryFamilies({ counter }: Families) {
   const delivery = {
     attempts: counter("spool_delivery_attempts_total", "Push and exec delivery attempts."),
     acked: counter("spool_delivery_acked_total", "Deliveries acknowledged (2xx or exit 0)."),
@@ -127,7 +154,10 @@ export function createMetrics(options: MetricsOptions) {
     dead: counter("spool_delivery_dead_total", "Messages moved to the dead-letter queue by a push/exec attempt or a Pull nack with dead."),
     deadByReason: counter("spool_delivery_dead_by_reason_total", "Messages moved to the dead-letter queue, by normalised reason.", ["reason"]),
   };
+  return delivery;
+}
 
+function pullFamilies({ registers, counter }: Families, snapshot: ReadSnapshot) {
   const pull = {
     dequeue: counter("spool_pull_dequeue_total", "Pull dequeue requests by route and status class.", ["route", "status"]),
     acked: counter("spool_pull_acked_total", "Leases acknowledged.", ["route"]),
@@ -147,7 +177,10 @@ export function createMetrics(options: MetricsOptions) {
       },
     }),
   };
+  return pull;
+}
 
+function storeFamilies({ registers, counter }: Families) {
   // One observation per store call (each ingress request): families with series handles (series.ts).
   const store = {
     operationSeconds: new LabelledHistogram({
@@ -160,59 +193,58 @@ export function createMetrics(options: MetricsOptions) {
     operations: new LabelledCounter({ name: "spool_store_operation_total", help: "Store operations.", labelNames: ["backend", "operation"], registers }),
     errors: counter("spool_store_errors_total", "Store operation failures.", ["backend", "operation", "kind"]),
   };
+  return store;
+}
 
-  // Backend-specific families exist only for the active backend: an absent series means
-  // "not emitted", not zero (docs/operations.md "Metrics"; a memory-only config emits no sqlite family).
-  const sqlite =
-    options.backend === "sqlite"
-      ? {
-          writeSeconds: histogram("spool_store_sqlite_write_seconds", "SQLite write transaction latency."),
-          dequeueSeconds: histogram("spool_store_sqlite_dequeue_seconds", "SQLite dequeue latency."),
-          checkpointSeconds: histogram("spool_store_sqlite_checkpoint_seconds", "SQLite WAL checkpoint latency."),
-          busy: counter("spool_store_sqlite_busy_total", "SQLITE_BUSY results."),
-          retry: counter("spool_store_sqlite_retry_total", "Retried SQLite transactions (0: writes wait inside busy_timeout instead; see spool_store_sqlite_busy_total)."),
-          txCommit: counter("spool_store_sqlite_tx_commit_total", "Committed SQLite transactions."),
-          txRollback: counter("spool_store_sqlite_tx_rollback_total", "Rolled back SQLite transactions."),
-          checkpoint: counter("spool_store_sqlite_checkpoint_total", "WAL checkpoints run."),
-          checkpointErrors: counter("spool_store_sqlite_checkpoint_errors_total", "WAL checkpoints that failed."),
-        }
-      : undefined;
+function sqliteFamilies({ counter, histogram }: Families) {
+  return {
+    writeSeconds: histogram("spool_store_sqlite_write_seconds", "SQLite write transaction latency."),
+    dequeueSeconds: histogram("spool_store_sqlite_dequeue_seconds", "SQLite dequeue latency."),
+    checkpointSeconds: histogram("spool_store_sqlite_checkpoint_seconds", "SQLite WAL checkpoint latency."),
+    busy: counter("spool_store_sqlite_busy_total", "SQLITE_BUSY results."),
+    retry: counter("spool_store_sqlite_retry_total", "Retried SQLite transactions (0: writes wait inside busy_timeout instead; see spool_store_sqlite_busy_total)."),
+    txCommit: counter("spool_store_sqlite_tx_commit_total", "Committed SQLite transactions."),
+    txRollback: counter("spool_store_sqlite_tx_rollback_total", "Rolled back SQLite transactions."),
+    checkpoint: counter("spool_store_sqlite_checkpoint_total", "WAL checkpoints run."),
+    checkpointErrors: counter("spool_store_sqlite_checkpoint_errors_total", "WAL checkpoints that failed."),
+  };
+}
 
-  const memory =
-    options.backend === "memory"
-      ? {
-          items: new Gauge<"state">({
-            name: "spool_store_memory_items",
-            help: "Items held by the memory store by state.",
-            labelNames: ["state"],
-            registers,
-            async collect() {
-              const items = (await snapshot())?.memory?.itemsByState;
-              for (const state of MEMORY_STATES) this.set({ state }, items?.[state] ?? NaN);
-            },
-          }),
-          retainedBytes: new Gauge<"state">({
-            name: "spool_store_memory_retained_bytes",
-            help: "Bytes retained by the memory store by state.",
-            labelNames: ["state"],
-            registers,
-            async collect() {
-              const bytes = (await snapshot())?.memory?.retainedBytesByState;
-              for (const state of MEMORY_STATES) this.set({ state }, bytes?.[state] ?? NaN);
-            },
-          }),
-          retainedBytesTotal: new Gauge({
-            name: "spool_store_memory_retained_bytes_total",
-            help: "Bytes retained by the memory store.",
-            registers,
-            async collect() {
-              this.set((await snapshot())?.memory?.retainedBytesTotal ?? NaN);
-            },
-          }),
-          evictions: counter("spool_store_memory_evictions_total", "Items evicted by the memory store by reason.", ["reason"]),
-        }
-      : undefined;
+function memoryFamilies({ registers, counter }: Families, snapshot: ReadSnapshot) {
+  return {
+    items: new Gauge<"state">({
+      name: "spool_store_memory_items",
+      help: "Items held by the memory store by state.",
+      labelNames: ["state"],
+      registers,
+      async collect() {
+        const items = (await snapshot())?.memory?.itemsByState;
+        for (const state of MEMORY_STATES) this.set({ state }, items?.[state] ?? NaN);
+      },
+    }),
+    retainedBytes: new Gauge<"state">({
+      name: "spool_store_memory_retained_bytes",
+      help: "Bytes retained by the memory store by state.",
+      labelNames: ["state"],
+      registers,
+      async collect() {
+        const bytes = (await snapshot())?.memory?.retainedBytesByState;
+        for (const state of MEMORY_STATES) this.set({ state }, bytes?.[state] ?? NaN);
+      },
+    }),
+    retainedBytesTotal: new Gauge({
+      name: "spool_store_memory_retained_bytes_total",
+      help: "Bytes retained by the memory store.",
+      registers,
+      async collect() {
+        this.set((await snapshot())?.memory?.retainedBytesTotal ?? NaN);
+      },
+    }),
+    evictions: counter("spool_store_memory_evictions_total", "Items evicted by the memory store by reason.", ["reason"]),
+  };
+}
 
+function publishFamilies({ counter }: Families) {
   const publish = {
     accepted: counter("spool_publish_accepted_total", "Messages published through the Admin API."),
     rejected: counter("spool_publish_rejected_total", "Publish requests refused."),
@@ -224,19 +256,23 @@ export function createMetrics(options: MetricsOptions) {
     scopedAccepted: counter("spool_publish_scoped_accepted_total", "Messages published through endpoint-scoped publish."),
     scopedRejected: counter("spool_publish_scoped_rejected_total", "Endpoint-scoped publish requests refused."),
   };
+  return publish;
+}
 
+function tracingFamilies({ registers, counter }: Families) {
   const tracing = {
     enabled: new Gauge({ name: "spool_tracing_enabled", help: "1 when tracing is enabled.", registers }),
     initFailures: counter("spool_tracing_init_failures_total", "Tracing provider start failures."),
     exportErrors: counter("spool_tracing_export_errors_total", "Span export failures."),
   };
+  return tracing;
+}
 
+function infoFamilies({ registers }: Families, version: string): void {
   const buildInfo = new Gauge<"version">({ name: "spool_build_info", help: "Spool build information.", labelNames: ["version"], registers });
-  buildInfo.set({ version: options.version.replace(/^v/, "") }, 1);
+  buildInfo.set({ version: version.replace(/^v/, "") }, 1);
   const schemaInfo = new Gauge<"schema">({ name: "spool_metrics_schema_info", help: "Metrics schema version.", labelNames: ["schema"], registers });
   schemaInfo.set({ schema: METRICS_SCHEMA_VERSION }, 1);
-
-  return { registry, backend: options.backend, queue, ingress, delivery, pull, store, sqlite, memory, publish, tracing };
 }
 
 export type SpoolMetrics = ReturnType<typeof createMetrics>;

@@ -12,7 +12,7 @@ import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
 import type { LeasedMessage } from "../store/records.js";
 import { encodeDequeueReply } from "./encode.js";
-import { dequeueWaitMs, type PullDequeueRequest, type LeaseReply, type PullOps } from "./ops.js";
+import type { LeaseReply, PullDequeueRequest, PullOps } from "./ops.js";
 import type { PullRoute, PullState } from "./state.js";
 
 /** Pull bodies are small JSON documents (docs/api.md "Pull API": at most 1 MiB). */
@@ -71,32 +71,34 @@ export function createPullHandler(deps: PullHttpDeps) {
     if (take && !take.ok) {
       throw apiError("rate_limited", "pull_api rate limit exceeded for this token", { headers: retryAfterHeader(take.retryAfterSeconds) });
     }
-    if (op === "dequeue") await dequeue(req, res, pullRoute, body, state);
+    if (op === "dequeue") await dequeue(req, res, pullRoute, body);
     else sendReply(res, await settle(op, pullRoute, body));
   };
 
-  async function dequeue(req: IncomingMessage, res: ServerResponse, pullRoute: PullRoute, body: Buffer, state: PullState): Promise<void> {
+  async function dequeue(req: IncomingMessage, res: ServerResponse, pullRoute: PullRoute, body: Buffer): Promise<void> {
     const parsed = parseStrictJson(body, DEQUEUE_BODY, { allowEmpty: true });
     const request: PullDequeueRequest = { batch: parsed.batch, leaseTtlMs: parsed.lease_ttl, maxWaitMs: parsed.max_wait };
-    // A dequeue that cannot wait answers with what is ready at once: no long-poll machinery.
     const route = pullRoute.route.path;
-    if (dequeueWaitMs(request, state.limits) <= 0) {
-      answerOrRelease(req, res, route, await deps.ops.dequeue(route, request));
-      return;
-    }
-    // The client going away ends the long poll with nothing leased, as does shutdown.
-    const clientGone = new AbortController();
-    const onClose = () => {
-      if (!res.writableFinished) clientGone.abort();
+    // The ops decide whether the request waits; a long poll asks for the signal that ends it: the
+    // client going away ends it with nothing leased, as does shutdown.
+    let stopWatching: (() => void) | undefined;
+    const openWait = (): AbortSignal => {
+      const clientGone = new AbortController();
+      const onClose = () => {
+        if (!res.writableFinished) clientGone.abort();
+      };
+      res.once("close", onClose);
+      req.socket.once("close", onClose);
+      stopWatching = () => {
+        res.off("close", onClose);
+        req.socket.off("close", onClose);
+      };
+      return AbortSignal.any([clientGone.signal, deps.shutdownSignal]);
     };
-    res.once("close", onClose);
-    req.socket.once("close", onClose);
     try {
-      const signal = AbortSignal.any([clientGone.signal, deps.shutdownSignal]);
-      answerOrRelease(req, res, route, await deps.ops.dequeue(route, request, signal));
+      answerOrRelease(req, res, route, await deps.ops.dequeue(route, request, openWait));
     } finally {
-      res.off("close", onClose);
-      req.socket.off("close", onClose);
+      stopWatching?.();
     }
   }
 

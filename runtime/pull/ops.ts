@@ -56,11 +56,12 @@ export interface PullOpsDeps {
 
 export interface PullOps {
   /**
-   * Always resolves with the leased messages (possibly none; encode.ts writes them as DequeuedItems);
-   * aborting `signal` ends a long poll with none leased. A request that cannot wait (see
-   * dequeueWaitMs) needs no signal.
+   * Always resolves with the leased messages (possibly none; encode.ts writes them as DequeuedItems).
+   * Whether the request waits for messages is decided here (dequeueWaitMs): only a dequeue that
+   * waits calls `openWait`, once, for the signal whose abort ends the long poll with none leased;
+   * one that cannot wait answers with what is ready, with no long-poll machinery.
    */
-  dequeue(route: string, request: PullDequeueRequest, signal?: AbortSignal): Promise<LeasedMessage[]>;
+  dequeue(route: string, request: PullDequeueRequest, openWait?: () => AbortSignal): Promise<LeasedMessage[]>;
   /**
    * Returns messages leased for a client that went away before their reply could be written (a long
    * poll closed the moment they arrived) to the queue at once, rather than when their lease runs
@@ -76,11 +77,12 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
   const { store, metrics } = deps;
 
   return {
-    async dequeue(route, request, signal) {
+    async dequeue(route, request, openWait) {
       const limits = deps.limits();
       const batch = clamp(request.batch === undefined || request.batch <= 0 ? 1 : request.batch, Math.min(limits.maxBatch, MAX_DEQUEUE_BATCH));
       const leaseTtlMs = leaseTtlFor(request.leaseTtlMs, limits);
       const maxWaitMs = dequeueWaitMs(request, limits);
+      const signal = maxWaitMs > 0 ? openWait?.() : undefined;
       let leased: LeasedMessage[];
       try {
         leased = await store.dequeue({ route, batch, leaseTtlMs, maxWaitMs }, signal);
@@ -136,6 +138,7 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
     },
   };
 
+  /** A store that cannot answer is 503 queue_overload on the Pull API (docs/api.md "Pull API"). */
   async function settle(operation: string, run: () => Promise<LeaseOutcome>): Promise<LeaseOutcome> {
     try {
       return await run();
@@ -179,9 +182,8 @@ function conflict(outcome: LeaseOutcome, countField: "acked" | "succeeded" | "ex
   });
 }
 
-/** A store that cannot answer is 503 queue_overload on the Pull API (docs/api.md "Pull API"). */
 /** How long a dequeue may wait for messages: the request's max_wait or the default, capped by max_wait. */
-export function dequeueWaitMs(request: PullDequeueRequest, limits: PullLimits): number {
+function dequeueWaitMs(request: PullDequeueRequest, limits: PullLimits): number {
   return capped(request.maxWaitMs ?? limits.defaultMaxWaitMs, limits.maxWaitMs);
 }
 

@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { computeTrendSignals, healthTrendSignals } from "../../runtime/admin/index.js";
-import { deadByReason, tracingDiagnostics } from "../../runtime/health/details.js";
+import { deadByReason, tracingDiagnostics } from "../../runtime/admin/health/details.js";
 import { recordDead } from "../../runtime/observability/metrics.js";
 import { buildConfig, DEFAULT_TREND_SIGNALS, pullRoute } from "./ir-builder.js";
 import { message, startHarness, type Harness } from "./harness.js";

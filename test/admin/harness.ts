@@ -7,7 +7,7 @@ import { createAdminApi, type AuditRecord, type ApplyConfigOutcome } from "../..
 import { TestClock } from "../../runtime/clock.js";
 import { apiError } from "../../runtime/errors.js";
 import { sendError } from "../../runtime/http/respond.js";
-import { requestPath } from "../../runtime/listeners.js";
+import { requestPath } from "../../runtime/http/listeners.js";
 import { createMetrics, type SpoolMetrics } from "../../runtime/observability/metrics.js";
 import { openStore } from "../../runtime/store/open.js";
 import type { NewMessage } from "../../runtime/store/records.js";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Route, SpoolConfig } from "../../compiler/ir.js";
-import { createApp, type SpoolApp } from "../../runtime/app.js";
+import { createApp, type SpoolApp } from "../../runtime/app/app.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 import { buildConfig, pullRoute, raw } from "./helpers/ir.js";
 import { call, pullCall } from "./helpers/http.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { RateLimit, SpoolConfig } from "../../compiler/ir.js";
-import { createApp, type SpoolApp } from "../../runtime/app.js";
+import { createApp, type SpoolApp } from "../../runtime/app/app.js";
 import { openStore, type StoreDeps, type StoreSpec } from "../../runtime/store/open.js";
 import type { Store } from "../../runtime/store/store.js";
 import { makeTempDir } from "../helpers/temp-dir.js";

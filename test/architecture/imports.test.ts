@@ -5,14 +5,14 @@ import * as assert from "uvu/assert";
 import { repoPath } from "../helpers/repo.js";
 
 // The layers import one way: cli → runtime → compiler → grammar (docs/architecture.md "Rules").
-// The runtime reaches the grammar only through compiler/index.ts re-exports.
+// The runtime and the CLI reach the grammar only through compiler/index.ts re-exports.
 // Keep (keep/) is a separate product in the same package: it and the queue import nothing of
 // each other (keep/README.md, "Layout").
 const forbidden: Record<string, string[]> = {
   grammar: ["compiler", "runtime", "cli", "keep"],
   compiler: ["runtime", "cli", "keep"],
   runtime: ["cli", "grammar", "keep"],
-  cli: ["keep"],
+  cli: ["grammar", "keep"],
   keep: ["grammar", "compiler", "runtime", "cli"],
 };
 
@@ -40,13 +40,35 @@ for (const [layer, notAllowed] of Object.entries(forbidden)) {
 
 // Inside runtime/, a feature (one API or one delivery pipeline) imports shared folders but never a
 // sibling feature, and a shared folder imports no feature: what two features need lives in a
-// shared folder. Files directly in runtime/ wire the folders together. Every folder is one or the other.
-const runtimeFeatures = ["admin", "delivery", "health", "ingress", "pull"];
+// shared folder. app/ wires the folders together and is imported by none of them (only by cli/).
+// Every folder is one of the three (docs/architecture.md "Layout").
+const runtimeFeatures = ["admin", "delivery", "ingress", "pull", "reload"];
 const runtimeShared = ["auth", "http", "observability", "ratelimit", "store"];
+const runtimeComposition = ["app"];
+// The base utilities still directly in runtime/ (docs/architecture.md "Layout" says where they go);
+// nothing else is a loose file there.
+const runtimeRootFiles = ["clock.ts", "deadline.ts", "errors.ts", "ids.ts"];
 
-layers("every runtime/ folder is a feature or shared", () => {
+layers("every runtime/ folder is a feature, shared or composition", () => {
   const folders = readdirSync(repoPath("runtime")).filter((name) => statSync(repoPath("runtime", name)).isDirectory());
-  assert.equal(folders.filter((name) => !runtimeFeatures.includes(name) && !runtimeShared.includes(name)), []);
+  assert.equal(folders.filter((name) => ![...runtimeFeatures, ...runtimeShared, ...runtimeComposition].includes(name)), []);
+});
+
+layers("runtime/ holds no loose .ts files but the base utilities", () => {
+  const loose = readdirSync(repoPath("runtime")).filter((name) => name.endsWith(".ts") && !statSync(repoPath("runtime", name)).isDirectory());
+  assert.equal(loose.filter((name) => !runtimeRootFiles.includes(name)), []);
+});
+
+layers("nothing in runtime/ but app/ imports app/", () => {
+  const violations: string[] = [];
+  for (const file of sourceFiles(repoPath("runtime"))) {
+    if (relative(repoPath("runtime"), file).split("/")[0] === "app") continue;
+    for (const m of readFileSync(file, "utf8").matchAll(/from\s+"(\.[^"]+)"/g)) {
+      const [top, target] = relative(repoPath(), join(file, "..", m[1])).split("/");
+      if (top === "runtime" && target === "app") violations.push(`${relative(repoPath(), file)} imports ${m[1]}`);
+    }
+  }
+  assert.equal(violations, []);
 });
 
 layers("runtime features import no sibling feature; shared folders import no feature", () => {

@@ -4,7 +4,7 @@ import { mkdirSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { watchConfigFile, watchPoints } from "../../runtime/reload.js";
+import { watchConfigFile, watchPoints } from "../../runtime/reload/watch.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 
 const temp = makeTempDir("reload-watch");

@@ -3,7 +3,7 @@
 // D32: health details and queue gauges are at most 2 s stale).
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { StaleWhileRefreshCache } from "../../runtime/health/stale-cache.js";
+import { StaleWhileRefreshCache } from "../../runtime/observability/stale-cache.js";
 import { SnapshotCache } from "../../runtime/observability/snapshot-cache.js";
 
 function source() {

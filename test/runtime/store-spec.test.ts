@@ -2,8 +2,8 @@
 // and which of those settings a reload cannot change under an open store.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { restartRequiredChanges } from "../../runtime/reload-policy.js";
-import { storeSpecFor } from "../../runtime/store-spec.js";
+import { restartRequiredChanges } from "../../runtime/reload/policy.js";
+import { storeSpecFor } from "../../runtime/store/spec.js";
 import { defaultConfig } from "../helpers/ir.js";
 
 const test = suite("store spec from the IR");

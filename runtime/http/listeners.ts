@@ -3,11 +3,11 @@
 // "Routes"); each request then goes to the mount with the longest matching prefix, ingress
 // (no prefix) taking what is left. Metrics always has a listener of its own.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ListenAddress, SpoolConfig, TlsConfig } from "../compiler/ir.js";
-import { apiError, shortPath } from "./errors.js";
-import { createHttpServer, type HttpListener, type HttpServerOptions } from "./http/server.js";
-import { loadListenerTls, type ListenerTls } from "./http/tls.js";
-import type { AccessLogger } from "./observability/access-log.js";
+import type { ListenAddress, SpoolConfig, TlsConfig } from "../../compiler/ir.js";
+import { apiError, shortPath } from "../errors.js";
+import { createHttpServer, type HttpListener, type HttpServerOptions } from "./server.js";
+import { loadListenerTls, type ListenerTls } from "./tls.js";
+import type { AccessLogger } from "../observability/access-log.js";
 
 export type MountName = "ingress" | "pull" | "admin";
 
@@ -50,6 +50,14 @@ export function planListeners(config: SpoolConfig): ListenerPlan[] {
     tls,
     mounts: [...mounts].sort((a, b) => b.prefix.length - a.prefix.length),
   }));
+}
+
+// Node's parser limit on the whole header block (set per server, read per new connection, updated
+// on reload); the routes' max_headers (Σ name+value bytes) is checked per request below it, with
+// room for line framing.
+export function parserHeaderLimit(config: SpoolConfig): number {
+  const largest = Math.max(config.defaults.maxHeadersBytes, ...config.routes.map((r) => r.maxHeadersBytes));
+  return Math.max(16 * 1024, largest * 2 + 8 * 1024);
 }
 
 function prefixesOverlap(a: string, b: string): boolean {

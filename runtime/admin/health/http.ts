@@ -1,13 +1,13 @@
 // GET /healthz: a cheap liveness answer for probes, and ?details=1 with the diagnostics object.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Clock } from "../clock.js";
-import { apiError } from "../errors.js";
-import { sendJson } from "../http/respond.js";
-import type { SpoolMetrics } from "../observability/metrics.js";
-import type { MemoryStoreStats } from "../store/reports.js";
+import type { Clock } from "../../clock.js";
+import { apiError } from "../../errors.js";
+import { sendJson } from "../../http/respond.js";
+import type { SpoolMetrics } from "../../observability/metrics.js";
+import type { MemoryStoreStats } from "../../store/reports.js";
 import { healthDetails, type ConfigIdentity, type TrendSignalsView } from "./details.js";
-import { STATS_MAX_AGE_MS, STATS_REFRESH_AFTER_MS, type QueueStatsSource } from "./queue-stats.js";
-import { StaleWhileRefreshCache } from "./stale-cache.js";
+import { STATS_MAX_AGE_MS, STATS_REFRESH_AFTER_MS, type QueueStatsSource } from "../../observability/queue-stats.js";
+import { StaleWhileRefreshCache } from "../../observability/stale-cache.js";
 
 export interface HealthDeps {
   /** The memory backend's footprint and guard numbers; null for the other backends. */

@@ -1,8 +1,8 @@
 // The body of GET /healthz?details=1 (docs/api.md "Admin API",
 // docs/operations.md "Health"): queue diagnostics from the cached stats, ingress, delivery and tracing counters, the memory
 // store's footprint, and the config generation so deploy tooling can confirm a reload.
-import type { MemoryStoreStats, QueuedBucket, QueueStats } from "../store/reports.js";
-import { DEAD_REASON_LABELS, type DeadReasonLabel, type SpoolMetrics } from "../observability/metrics.js";
+import type { MemoryStoreStats, QueuedBucket, QueueStats } from "../../store/reports.js";
+import { DEAD_REASON_LABELS, type DeadReasonLabel, type SpoolMetrics } from "../../observability/metrics.js";
 
 export interface TrendSignalsView {
   signals: unknown[];

@@ -2,10 +2,10 @@
 // needs the admin bearer token when one is configured (401 unauthorized, docs/decisions.md D28),
 // then goes to health details or the Admin API's routes; what nobody handles is 404 not_found.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isLoopbackHost } from "../compiler/index.js";
-import { apiError, shortPath } from "./errors.js";
-import type { HealthEndpoint } from "./health/http.js";
-import { BEARER_CHALLENGE, verifyBearerToken } from "./auth/token.js";
+import { isLoopbackHost } from "../../compiler/index.js";
+import { apiError, shortPath } from "../errors.js";
+import { createHealthEndpoint, type HealthDeps } from "./health/http.js";
+import { BEARER_CHALLENGE, verifyBearerToken } from "../auth/token.js";
 
 /** The Admin API's routes; resolves false when it does not handle the path (then 404 not_found). */
 export type AdminRouteHandler = (req: IncomingMessage, res: ServerResponse, pathWithoutPrefix: string) => Promise<boolean>;
@@ -13,20 +13,23 @@ export type AdminRouteHandler = (req: IncomingMessage, res: ServerResponse, path
 export interface AdminFrontDeps {
   /** The current admin tokens; empty means the admin API is open (loopback only, the compiler checks). */
   tokens(): readonly string[];
-  health: HealthEndpoint;
+  /** What /healthz reads (health/http.ts). */
+  health: HealthDeps;
   routes?: AdminRouteHandler;
 }
 
+/** The admin listener's handler: the whole Admin API, /healthz included. */
 export function createAdminFront(deps: AdminFrontDeps) {
+  const health = createHealthEndpoint(deps.health);
   return async function handleAdmin(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    if (!deps.health.isBareProbe(req, path)) {
+    if (!health.isBareProbe(req, path)) {
       const tokens = deps.tokens();
       if (tokens.length > 0 && !verifyBearerToken(req.headers, tokens).ok) {
         throw apiError("unauthorized", "missing or invalid admin token", { headers: { "WWW-Authenticate": BEARER_CHALLENGE }, closeConnection: hasBody(req) });
       }
       if (tokens.length === 0) refuseForeignOrigin(req);
     }
-    if (await deps.health.handle(req, res, path)) return;
+    if (await health.handle(req, res, path)) return;
     if (deps.routes && (await deps.routes(req, res, path))) return;
     throw apiError("not_found", `no admin endpoint at ${shortPath(path)}`, { closeConnection: hasBody(req) });
   };

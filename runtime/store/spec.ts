@@ -1,7 +1,7 @@
 // The store a config asks for: backend, location and the limits the store enforces itself.
 import { getHeapStatistics } from "node:v8";
-import type { SpoolConfig } from "../compiler/ir.js";
-import type { StoreSpec } from "./store/open.js";
+import type { SpoolConfig } from "../../compiler/ir.js";
+import type { StoreSpec } from "./open.js";
 
 export interface StoreLocation {
   sqlitePath?: string;

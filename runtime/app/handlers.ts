@@ -1,0 +1,55 @@
+// The three mounts' request handlers, each built by its feature from the app's parts: ingress, the
+// Pull API, and the admin listener (its front door, health, and the Admin API's routes).
+import { createAdminFront } from "../admin/front.js";
+import type { MountHandler, MountName } from "../http/listeners.js";
+import { currentBackpressure } from "../ingress/backpressure.js";
+import { createIngressHandler } from "../ingress/handler.js";
+import type { MemoryFootprint } from "../observability/store-metrics.js";
+import { createPullHandler } from "../pull/http.js";
+import { createPullOps } from "../pull/ops.js";
+import type { LiveState } from "./live.js";
+import type { AppContext, AppDeps } from "./types.js";
+
+export function mountHandlers(context: AppContext, live: LiveState, memoryFootprint: MemoryFootprint, deps: AppDeps): Record<MountName, MountHandler> {
+  const { store, clock, metrics, logger, queueStats } = context;
+  const ingress = createIngressHandler({
+    state: () => live.current().ingress,
+    store,
+    clock,
+    metrics,
+    nonces: live.nonces,
+    rateLimits: live.ingressRateLimits,
+    logger: logger.child({ component: "ingress" }),
+    backpressure: () => currentBackpressure(live.current().config, queueStats),
+  });
+  const pullLogger = logger.child({ component: "pull" });
+  const pull = createPullHandler({
+    state: () => live.current().pull,
+    rateLimits: live.pullRateLimits,
+    metrics,
+    shutdownSignal: context.shutdownSignal,
+    ops: createPullOps({
+      store,
+      clock,
+      metrics,
+      limits: () => live.current().pull.limits,
+      onStoreError: (operation, error) => pullLogger.error("pull_store_failed", { operation, error }),
+    }),
+  });
+  const admin = createAdminFront({
+    tokens: () => live.current().adminTokens,
+    health: {
+      memoryStats: () => memoryFootprint.stats(),
+      stats: queueStats,
+      metrics,
+      clock,
+      config: () => {
+        const generation = live.current();
+        return { fingerprint: generation.fingerprint, generation: generation.number, loadedAtMs: generation.loadedAtMs };
+      },
+      trendSignals: deps.trendSignals?.(context),
+    },
+    routes: deps.admin?.(context),
+  });
+  return { ingress, pull, admin };
+}
