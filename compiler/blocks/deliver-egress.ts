@@ -1,6 +1,6 @@
 // A deliver target the egress policy refuses whatever DNS answers is a config error, not a message
 // that goes dead with policy_denied at its first attempt (an operator validating the file should
-// learn it there, not from the DLQ; README "deliver"): an http:// URL under https_only, a literal
+// learn it there, not from the DLQ; docs/delivery.md "Egress policy"): an http:// URL under https_only, a literal
 // address a deny rule, the allow list or rebind protection refuses, a host a deny rule names. What
 // only a placeholder's value or a name's resolution decides (`{env.X}`, `localhost`,
 // `hooks.example.com`) is still decided at delivery time.

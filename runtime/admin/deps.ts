@@ -1,7 +1,7 @@
 // What the Admin API needs from the running app, passed in explicitly so tests can mount it on a
 // bare node:http server with a real store and a temp Spoolfile.
 import type { SpoolConfig } from "../../compiler/ir.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import type { SpoolMetrics } from "../observability/metrics.js";
 import type { Store } from "../store/store.js";
 import type { AuditRecord } from "./audit-record.js";

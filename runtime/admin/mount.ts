@@ -4,7 +4,7 @@
 // whole Admin API.
 import { compileSpoolfile, configFingerprint, renderDiagnostic, type CompileOptions } from "../../compiler/index.js";
 import type { SpoolConfig } from "../../compiler/ir.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import type { RuntimeLogger } from "../observability/log.js";
 import type { SpoolMetrics } from "../observability/metrics.js";
 import { redactProse } from "../observability/redact.js";

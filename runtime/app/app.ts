@@ -2,7 +2,7 @@
 // ingress, Pull API, Admin API, metrics, logs, reload) is built by its own folder; this file
 // starts them in order, hands reloads to runtime/reload/apply.ts, and stops them in order.
 import type { SpoolConfig } from "../../compiler/ir.js";
-import { systemClock } from "../clock.js";
+import { systemClock } from "../time/clock.js";
 import { planListeners, startListeners, type RunningListener } from "../http/listeners.js";
 import type { HttpListener } from "../http/server.js";
 import { createAccessLogger, type AccessLogger } from "../observability/access-log.js";

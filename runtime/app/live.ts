@@ -2,7 +2,7 @@
 // state that outlives reloads: a reload must neither reset a rate limit nor reopen a replay window.
 import type { SpoolConfig } from "../../compiler/ir.js";
 import { secretValues } from "../auth/secrets.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import { buildIngressState, ingressRateLimits, type IngressState } from "../ingress/state.js";
 import { NonceCache } from "../ingress/verify/index.js";
 import { buildPullState, pullRateLimits, type PullState } from "../pull/state.js";

@@ -2,7 +2,7 @@
 // calls and events reported to the metrics and the runtime log), the HTTP options of every
 // listener, the metrics listener, and the addresses start() reports.
 import type { SpoolConfig } from "../../compiler/ir.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import type { RunningListener } from "../http/listeners.js";
 import { listenerName, parserHeaderLimit } from "../http/listeners.js";
 import { createHttpServer, DEFAULT_HTTP_TIMEOUTS, type HttpListener, type HttpServerOptions } from "../http/server.js";

@@ -3,7 +3,7 @@
 import type { SpoolConfig } from "../../compiler/ir.js";
 import type { AdminRouteHandler } from "../admin/front.js";
 import type { TrendSignalsView } from "../admin/health/details.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import type { HttpServerOptions } from "../http/server.js";
 import type { LogLevel, RuntimeLogger } from "../observability/log.js";
 import type { SpoolMetrics } from "../observability/metrics.js";

@@ -2,7 +2,7 @@
 // D37; docs/delivery.md "Exec"). Process hygiene is the point of this file: the
 // program leads its own process group so a timeout kills it and everything it spawned, its output is
 // read continuously but kept bounded, and lingering pipes never hold the worker.
-import { timerDelayMs } from "../clock.js";
+import { timerDelayMs } from "../time/clock.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import type { AttemptResult } from "./classify.js";
 

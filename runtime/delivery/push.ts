@@ -1,7 +1,7 @@
 // One HTTP push delivery attempt (docs/decisions.md D35; docs/delivery.md "Push").
 // Returns the attempt's outcome as a value; throws only when the caller's signal aborts (shutdown),
 // in which case nothing is settled and the lease runs out on its own.
-import { timerDelayMs } from "../clock.js";
+import { timerDelayMs } from "../time/clock.js";
 import { EventEmitter } from "node:events";
 import { request, type Dispatcher } from "undici";
 import { resultForNetworkError, resultForPolicyDenial, resultForStatus, type AttemptResult } from "./classify.js";

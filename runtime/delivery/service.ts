@@ -3,7 +3,7 @@
 // reload, stop it before the store closes.
 import type { SpoolConfig } from "../../compiler/ir.js";
 import { redactUrl } from "../../compiler/url-redact.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import { recordDead, type SpoolMetrics } from "../observability/metrics.js";
 import type { LogFields, RuntimeLogger } from "../observability/log.js";
 import type { Store } from "../store/store.js";

@@ -2,7 +2,7 @@
 // observer it reports to (docs/delivery.md). runtime/delivery/from-ir.ts builds these from the IR.
 import type { Dispatcher as UndiciDispatcher } from "undici";
 import type { DeliverDefaults, ExecTarget, HttpTarget } from "../../compiler/index.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import type { EgressPolicy, ResolveHost } from "./egress.js";
 import type { AttemptRecord, DeliveryQueue } from "./queue.js";
 import type { SigningConfig } from "./sign.js";

@@ -2,7 +2,7 @@
 // in the same moment are one store call, and so are their attempt records (on SQLite one commit,
 // one fsync, each): settling every delivery on its own made the store's commits, not HTTP, the
 // limit of push throughput (3 commits per message).
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import { GroupCommitter } from "../store/group-commit.js";
 import type { LeaseConflict, NewAttempt } from "../store/records.js";
 import { MAX_LEASE_BATCH, type Store } from "../store/store.js";

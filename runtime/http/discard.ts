@@ -2,7 +2,7 @@
 // bound. Closing a connection while the client is still sending makes the kernel answer with a TCP
 // reset, which can destroy an error reply the client has not read yet (EPIPE/ECONNRESET instead of
 // the 413); RFC 9112 §9.6 asks for this staged close instead.
-import { timerDelayMs } from "../clock.js";
+import { timerDelayMs } from "../time/clock.js";
 import type { IncomingMessage } from "node:http";
 import { bodyBroken } from "./body.js";
 

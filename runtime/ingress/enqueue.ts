@@ -1,6 +1,6 @@
 // Storing an accepted request: one message per fan-out copy, in one enqueue, and the 202 reply.
 import { storeApiError } from "../errors.js";
-import { abandonMessageIdStream } from "../ids.js";
+import { abandonMessageIdStream } from "../store/ids.js";
 import type { RuntimeLogger } from "../observability/log.js";
 import type { NewMessage } from "../store/records.js";
 import { StoreError, type Store } from "../store/store.js";

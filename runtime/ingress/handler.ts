@@ -4,11 +4,11 @@
 // admission.ts (rate limits, backpressure), replay.ts (nonces), enqueue.ts (storing, the 202).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Route } from "../../compiler/ir.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import { ApiError, apiError, shortPath } from "../errors.js";
 import { ClientGoneError, readBody, headersSize } from "../http/body.js";
 import { sendJsonText } from "../http/respond.js";
-import { newMessageId } from "../ids.js";
+import { newMessageId } from "../store/ids.js";
 import type { RuntimeLogger } from "../observability/log.js";
 import { recordIngressRejection, type SpoolMetrics } from "../observability/metrics.js";
 import type { RateLimitRegistry } from "../ratelimit/registry.js";

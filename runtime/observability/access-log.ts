@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { redactText } from "./redact.js";
 import { openLogSink, type LogOutput, type LogSink } from "./sink.js";
-import type { NowClock } from "../clock.js";
+import type { NowClock } from "../time/clock.js";
 
 export type ListenerName = "ingress" | "pull" | "admin" | "metrics";
 

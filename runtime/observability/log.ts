@@ -2,7 +2,7 @@
 // above the configured level. Every field passes through redact(), so a secret passed by mistake
 // is masked rather than written.
 import type { LogLevel } from "../../compiler/ir.js";
-import type { NowClock } from "../clock.js";
+import type { NowClock } from "../time/clock.js";
 import { redact, redactText } from "./redact.js";
 import { openLogSink, type LogOutput, type LogSink } from "./sink.js";
 

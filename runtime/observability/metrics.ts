@@ -2,7 +2,7 @@
 // declared once. Code increments the typed handles returned here, never a metric looked up by name.
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { LabelledCounter, LabelledHistogram } from "./series.js";
-import type { NowClock } from "../clock.js";
+import type { NowClock } from "../time/clock.js";
 import { SnapshotCache } from "./snapshot-cache.js";
 
 /** Bumped when a family is added, renamed or relabelled; dashboards gate on it (docs/operations.md "Metrics"). */

@@ -2,7 +2,7 @@
 // details, the queue gauges and adaptive backpressure. Loaded at most once per second under load,
 // never served more than 2 s stale (docs/decisions.md D32): when the store cannot answer,
 // readers get the failure (health details report queue.ok false, the gauges read NaN).
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import type { QueueStats } from "../store/reports.js";
 import type { Store } from "../store/store.js";
 import { StaleWhileRefreshCache } from "./stale-cache.js";

@@ -1,7 +1,7 @@
 // A value fetched at most once per `maxAgeMs`, shared by concurrent readers. Scrapes read every
 // queue gauge in one pass; they must share one store query, and the values may be at most 2 s
 // stale (docs/decisions.md D32).
-import type { NowClock } from "../clock.js";
+import type { NowClock } from "../time/clock.js";
 
 export class SnapshotCache<T> {
   readonly #load: () => Promise<T>;

@@ -2,8 +2,8 @@
 // `refreshAfterMs` are served stale while one refresh runs, and values past `maxAgeMs` are waited
 // for (docs/decisions.md D32: health details and queue gauges are at most 2 s stale, with
 // stale-while-refresh under heavy load, so a burst of probes makes one store query).
-import type { Clock } from "../clock.js";
-import { withDeadline } from "../deadline.js";
+import type { Clock } from "../time/clock.js";
+import { withDeadline } from "../time/deadline.js";
 
 export interface StaleCacheOptions {
   refreshAfterMs: number;

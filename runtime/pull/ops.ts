@@ -2,7 +2,7 @@
 // docs/decisions.md D18–D24): typed requests in, a reply or an ApiError out.
 // Leases are scoped to the route the request addressed: another route's lease is lease_not_found.
 import type { PullApiConfig } from "../../compiler/ir.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import { apiError, storeApiError, type ApiError } from "../errors.js";
 import { recordDead, type SpoolMetrics } from "../observability/metrics.js";
 import type { DequeueRequest as StoreDequeueRequest, LeasedMessage, LeaseOutcome } from "../store/records.js";

@@ -1,7 +1,7 @@
 // Token bucket for `rate_limit { rps F; burst N }` of ingress, routes and the Pull API
 // (docs/spoolfile.md; docs/decisions.md D20).
 import type { RateLimit } from "../../compiler/ir.js";
-import type { NowClock } from "../clock.js";
+import type { NowClock } from "../time/clock.js";
 
 /** The IR's `rate_limit`: rps may be fractional (0.5 = one request every 2 s); burst is the bucket size. */
 export type RateLimitSettings = RateLimit;

@@ -2,7 +2,7 @@
 // Pull API by bearer token (`pull_api { rate_limit }`), each in a registry of its own. A registry lives
 // outside the compiled config: a reload re-applies settings, and a bucket whose settings did not
 // change keeps its tokens, so a reload cannot be used to reset a limit (docs/operations.md "Reload").
-import type { NowClock } from "../clock.js";
+import type { NowClock } from "../time/clock.js";
 import { TokenBucket, type RateLimitSettings } from "./bucket.js";
 
 export class RateLimitRegistry {

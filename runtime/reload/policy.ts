@@ -3,7 +3,7 @@
 // defaults are live; listeners, prefixes, TLS, the backend, queue limits and retention (the store was
 // opened with them, and samples trends every expected_capture_interval) and observability outputs need a restart, and a reload that changes any of them
 // is refused whole. Unlike the reference, pull limits (max_batch, lease TTLs, waits) are live: the
-// Pull API reads them per request, so nothing holds the old values (README "Decisions").
+// Pull API reads them per request, so nothing holds the old values (docs/decisions.md D21).
 import type { SpoolConfig } from "../../compiler/ir.js";
 
 const RESTART_REQUIRED: readonly [name: string, pick: (c: SpoolConfig) => unknown][] = [

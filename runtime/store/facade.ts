@@ -4,7 +4,7 @@
 // (the spool_store_operation_* label and the context of a mapped error), the checks every backend
 // shares, and the long poll. Adding a Store call: add it to the contract, to OPERATIONS, and to each
 // backend's ops.
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import { longPoll, type ReadySignal } from "./ready-signal.js";
 import type { DequeueRequest, LeasedMessage, LifecycleOp } from "./records.js";
 import type { Store, StoreBackend } from "./store.js";

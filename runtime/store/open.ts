@@ -1,5 +1,5 @@
 // openStore: the one entry point the runtime uses to get a Store for the configured backend.
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import { startMaintenance } from "./maintenance.js";
 import { openMemoryStore } from "./memory/store.js";
 import { noopObserver, type StoreObserver } from "./observer.js";

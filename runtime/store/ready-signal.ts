@@ -2,7 +2,7 @@
 // notify() at once; nack delays, future next_run_at values and lease expiries are armed with
 // notifyAt() on the injected clock, so a waiting dequeue returns within milliseconds of a message
 // becoming ready (docs/decisions.md D24: within 100 ms on the same instance) and tests need no sleeping.
-import type { Clock } from "../clock.js";
+import type { Clock } from "../time/clock.js";
 import type { ReadyListener } from "./store.js";
 
 /** Due times are rounded up to this grid so a stream of leases arms a bounded number of timers. */

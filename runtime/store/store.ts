@@ -49,7 +49,7 @@ export const AGING_SCAN_LIMIT = 100_000;
 export const HEALTH_TOP_QUEUED = 10;
 
 /**
- * Durability of the write paths (README "Decisions"). Every call resolves only
+ * Durability of the write paths (docs/decisions.md D40, D41). Every call resolves only
  * after its commit. Enqueue, dequeue, extend and every operator change are also flushed to disk
  * before they resolve (an accepted message survives power loss, and so does a lease, so no message
  * is ever leased to two consumers at once). Ack, nack and attempt records are committed but may wait

@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import type { SpoolConfig } from "../../compiler/ir.js";
 import { createAdminApi, type AuditRecord, type ApplyConfigOutcome } from "../../runtime/admin/index.js";
-import { TestClock } from "../../runtime/clock.js";
+import { TestClock } from "../../runtime/time/clock.js";
 import { apiError } from "../../runtime/errors.js";
 import { sendError } from "../../runtime/http/respond.js";
 import { requestPath } from "../../runtime/http/listeners.js";

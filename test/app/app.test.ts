@@ -8,7 +8,7 @@ import type { SpoolConfig } from "../../compiler/ir.js";
 import { createApp, type SpoolApp } from "../../runtime/app/app.js";
 import { openStore } from "../../runtime/store/open.js";
 import { StoreError, type Store } from "../../runtime/store/store.js";
-import { systemClock, TestClock } from "../../runtime/clock.js";
+import { systemClock, TestClock } from "../../runtime/time/clock.js";
 import { spoolExtensions } from "../../runtime/app/extensions.js";
 import { createRuntimeLogger } from "../../runtime/observability/log.js";
 import { makeTempDir } from "../helpers/temp-dir.js";

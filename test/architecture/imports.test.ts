@@ -43,18 +43,17 @@ for (const [layer, notAllowed] of Object.entries(forbidden)) {
 // shared folder. app/ wires the folders together and is imported by none of them (only by cli/).
 // Every folder is one of the three (docs/architecture.md "Layout").
 const runtimeFeatures = ["admin", "delivery", "ingress", "pull", "reload"];
-const runtimeShared = ["auth", "http", "observability", "ratelimit", "store"];
+const runtimeShared = ["auth", "http", "observability", "ratelimit", "store", "time"];
 const runtimeComposition = ["app"];
-// The base utilities still directly in runtime/ (docs/architecture.md "Layout" says where they go);
-// nothing else is a loose file there.
-const runtimeRootFiles = ["clock.ts", "deadline.ts", "errors.ts", "ids.ts"];
+// The error catalogue is the one loose file in runtime/ (every API answers from it); nothing else is.
+const runtimeRootFiles = ["errors.ts"];
 
 layers("every runtime/ folder is a feature, shared or composition", () => {
   const folders = readdirSync(repoPath("runtime")).filter((name) => statSync(repoPath("runtime", name)).isDirectory());
   assert.equal(folders.filter((name) => ![...runtimeFeatures, ...runtimeShared, ...runtimeComposition].includes(name)), []);
 });
 
-layers("runtime/ holds no loose .ts files but the base utilities", () => {
+layers("runtime/ holds no loose .ts file but the error catalogue", () => {
   const loose = readdirSync(repoPath("runtime")).filter((name) => name.endsWith(".ts") && !statSync(repoPath("runtime", name)).isDirectory());
   assert.equal(loose.filter((name) => !runtimeRootFiles.includes(name)), []);
 });

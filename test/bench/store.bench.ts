@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 
 import { join } from "node:path";
 import postgres from "postgres";
-import { systemClock } from "../../runtime/clock.js";
+import { systemClock } from "../../runtime/time/clock.js";
 import { openStore, type StoreSpec } from "../../runtime/store/open.js";
 import type { NewMessage } from "../../runtime/store/records.js";
 import type { Store } from "../../runtime/store/store.js";

@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
-import type { Clock } from "../../runtime/clock.js";
+import type { Clock } from "../../runtime/time/clock.js";
 import type { AttemptRecord, DeliveryQueue, DequeueRequest, Leased, NackHow } from "../../runtime/delivery/dispatcher.js";
 import type { EgressPolicy } from "../../runtime/delivery/egress.js";
 import { DEFAULTS } from "../../compiler/index.js";

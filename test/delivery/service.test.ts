@@ -9,7 +9,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { compileSpoolfile } from "../../compiler/index.js";
 import type { SpoolConfig } from "../../compiler/ir.js";
-import { systemClock } from "../../runtime/clock.js";
+import { systemClock } from "../../runtime/time/clock.js";
 import { createDeliveryService, type DeliveryService } from "../../runtime/delivery/service.js";
 import { dispatcherConfigFromIr } from "../../runtime/delivery/from-ir.js";
 import { createRuntimeLogger } from "../../runtime/observability/log.js";

@@ -4,7 +4,7 @@
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { TestClock } from "../../runtime/clock.js";
+import { TestClock } from "../../runtime/time/clock.js";
 import type { AttemptRecord, DeliveryQueue } from "../../runtime/delivery/queue.js";
 import { storeDeliveryQueue } from "../../runtime/delivery/store-queue.js";
 import { openStore } from "../../runtime/store/open.js";

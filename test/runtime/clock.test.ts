@@ -3,7 +3,7 @@
 // of wake-ups in the ready signal.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { MAX_TIMER_MS, systemClock, timerDelayMs } from "../../runtime/clock.js";
+import { MAX_TIMER_MS, systemClock, timerDelayMs } from "../../runtime/time/clock.js";
 
 const test = suite("system clock");
 

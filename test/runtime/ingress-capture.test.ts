@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { newLeaseId, newMessageId, restartMessageIdStreamAt } from "../../runtime/ids.js";
+import { newLeaseId, newMessageId, restartMessageIdStreamAt } from "../../runtime/store/ids.js";
 import { captureHeaders, canonicalHeaderName } from "../../runtime/ingress/capture.js";
 
 const capture = suite("stored ingress headers");

@@ -2,7 +2,7 @@
 // (test/store/{memory,sqlite,postgres}.test.ts). Each test gets a fresh store and a TestClock.
 import { suite, type Test } from "uvu";
 import * as assert from "uvu/assert";
-import { TestClock } from "../../runtime/clock.js";
+import { TestClock } from "../../runtime/time/clock.js";
 import type { StoreObserver } from "../../runtime/store/observer.js";
 import type { StoreOptions } from "../../runtime/store/options.js";
 import type { NewMessage } from "../../runtime/store/records.js";

@@ -2,7 +2,7 @@
 // limits (503 memory_pressure) and reports the numbers /healthz?details=1 shows.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { TestClock } from "../../runtime/clock.js";
+import { TestClock } from "../../runtime/time/clock.js";
 import { MemoryGuard } from "../../runtime/store/memory/guard.js";
 import { MessageTable } from "../../runtime/store/memory/table.js";
 import { noopObserver } from "../../runtime/store/observer.js";

@@ -3,7 +3,7 @@
 // reports one past the tolerance; `spool run` logs it as `clock_skew`.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { systemClock, TestClock } from "../../runtime/clock.js";
+import { systemClock, TestClock } from "../../runtime/time/clock.js";
 import { openStore } from "../../runtime/store/open.js";
 import { CLOCK_SKEW_WARN_MS } from "../../runtime/store/postgres/store.js";
 import { PgSchemas } from "../helpers/pg-schema.js";

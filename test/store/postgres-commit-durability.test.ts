@@ -4,7 +4,7 @@
 // setting. The sessions are told apart by application_name, and what each ran by pg_stat_activity.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { TestClock } from "../../runtime/clock.js";
+import { TestClock } from "../../runtime/time/clock.js";
 import { openStore } from "../../runtime/store/open.js";
 import { deferredApplicationName, openDeferredPool } from "../../runtime/store/postgres/connect.js";
 import { PgSchemas } from "../helpers/pg-schema.js";

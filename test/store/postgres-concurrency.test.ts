@@ -3,7 +3,7 @@
 // Sessions killed under a running store: postgres-faults.test.ts.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { systemClock, TestClock } from "../../runtime/clock.js";
+import { systemClock, TestClock } from "../../runtime/time/clock.js";
 import { noopObserver } from "../../runtime/store/observer.js";
 import { openStore } from "../../runtime/store/open.js";
 import { openPostgresStore } from "../../runtime/store/postgres/store.js";

@@ -6,7 +6,7 @@ import { once } from "node:events";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { TestClock } from "../../runtime/clock.js";
+import { TestClock } from "../../runtime/time/clock.js";
 import { openStore } from "../../runtime/store/open.js";
 import { connectTimeoutOption, DEFAULT_CONNECT_TIMEOUT_S } from "../../runtime/store/postgres/connect.js";
 import { StoreError } from "../../runtime/store/store.js";

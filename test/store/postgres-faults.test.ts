@@ -4,7 +4,7 @@
 // `unavailable` StoreError, nothing stored is lost or half-changed, and the same store serves again.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { TestClock } from "../../runtime/clock.js";
+import { TestClock } from "../../runtime/time/clock.js";
 import { openStore } from "../../runtime/store/open.js";
 import { deferredApplicationName } from "../../runtime/store/postgres/connect.js";
 import { StoreError, type Store } from "../../runtime/store/store.js";

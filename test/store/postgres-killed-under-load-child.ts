@@ -2,7 +2,7 @@
 // on a PostgreSQL store while every session of its schema is killed six times, 40 ms apart. Prints
 // {ok, refused, other, acceptedButMissing, refusedButStored} and exits 0; a crash (an exception no caller could catch) exits otherwise.
 import postgres from "postgres";
-import { systemClock } from "../../runtime/clock.js";
+import { systemClock } from "../../runtime/time/clock.js";
 import { openStore } from "../../runtime/store/open.js";
 
 const [dsn, schema] = process.argv.slice(2);

@@ -6,7 +6,7 @@
 // and extend find their leases by lease id alone, whatever the planner's statistics say.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { TestClock } from "../../runtime/clock.js";
+import { TestClock } from "../../runtime/time/clock.js";
 import { openStore } from "../../runtime/store/open.js";
 import { ACK_DELETE, EXTEND, NACK_DEAD, NACK_REQUEUE } from "../../runtime/store/postgres/queries.js";
 import type { Store } from "../../runtime/store/store.js";

@@ -3,7 +3,7 @@
 // keeps its header order.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { systemClock } from "../../runtime/clock.js";
+import { systemClock } from "../../runtime/time/clock.js";
 import { openStore } from "../../runtime/store/open.js";
 import { PgSchemas } from "../helpers/pg-schema.js";
 import { postgresTestDsn, reportSkipped } from "../helpers/skip.js";

@@ -6,7 +6,7 @@ import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { TestClock } from "../../runtime/clock.js";
+import { TestClock } from "../../runtime/time/clock.js";
 import type { SqliteEvent, StoreObserver } from "../../runtime/store/observer.js";
 import { openStore } from "../../runtime/store/open.js";
 import { makeTempDir } from "../helpers/temp-dir.js";

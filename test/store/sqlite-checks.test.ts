@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { TestClock } from "../../runtime/clock.js";
+import { TestClock } from "../../runtime/time/clock.js";
 import { openStore } from "../../runtime/store/open.js";
 import { applyMigration, EQUIVALENT_CHECKS, SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "../../runtime/store/sqlite/migrations.js";
 import { openSqliteDb } from "../../runtime/store/sqlite/open-db.js";

@@ -1,4 +1,4 @@
-// Which SQLite commits wait for the fsync (the Store contract's durability note, README "Decisions"):
+// Which SQLite commits wait for the fsync (the Store contract's durability note, docs/decisions.md D41):
 // a group made only of acks, nacks and attempt records commits with synchronous=NORMAL; any group
 // holding an enqueue, a dequeue or an extend commits with synchronous=FULL, so SQLite fsyncs the WAL
 // inside COMMIT, before any of its callers is answered. Operator changes commit with
@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { TestClock } from "../../runtime/clock.js";
+import { TestClock } from "../../runtime/time/clock.js";
 import type { StoreObserver } from "../../runtime/store/observer.js";
 import { openStore } from "../../runtime/store/open.js";
 import { SqliteConnection } from "../../runtime/store/sqlite/connection.js";

@@ -5,7 +5,7 @@
 //   drain mode:   4 consumers dequeue and ack what the parent pre-filled and print `acked <id>` when
 //                 each ack resolves, while 10 callers keep enqueuing, so deferred (ack) and durable
 //                 (enqueue, dequeue) writes share group commits.
-import { systemClock } from "../../runtime/clock.js";
+import { systemClock } from "../../runtime/time/clock.js";
 import { openStore } from "../../runtime/store/open.js";
 import { message } from "./contract.js";
 

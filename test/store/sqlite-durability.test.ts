@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { systemClock, TestClock } from "../../runtime/clock.js";
+import { systemClock, TestClock } from "../../runtime/time/clock.js";
 import { openStore } from "../../runtime/store/open.js";
 import type { StoreError } from "../../runtime/store/store.js";
 import { makeTempDir } from "../helpers/temp-dir.js";

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { TestClock } from "../../runtime/clock.js";
+import { TestClock } from "../../runtime/time/clock.js";
 import type { SqliteEvent, StoreObserver } from "../../runtime/store/observer.js";
 import { openStore } from "../../runtime/store/open.js";
 import type { NewMessage } from "../../runtime/store/records.js";

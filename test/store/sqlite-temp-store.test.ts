@@ -14,7 +14,7 @@ process.on("exit", () => dir.cleanup());
 const tempDir = join(dir.path, "sqlite-tmp");
 mkdirSync(tempDir);
 process.env.SQLITE_TMPDIR = tempDir;
-const { TestClock } = await import("../../runtime/clock.js");
+const { TestClock } = await import("../../runtime/time/clock.js");
 const { openStore } = await import("../../runtime/store/open.js");
 
 const test = suite("sqlite temp store");

@@ -1,6 +1,6 @@
 // GET /healthz: a cheap liveness answer for probes, and ?details=1 with the diagnostics object.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Clock } from "../../clock.js";
+import type { Clock } from "../../time/clock.js";
 import { apiError } from "../../errors.js";
 import { sendJson } from "../../http/respond.js";
 import type { SpoolMetrics } from "../../observability/metrics.js";

@@ -1,6 +1,6 @@
 // Replay protection for `auth hmac` nonces (docs/decisions.md D14). One instance lives
 // for the process, outside the compiled config, so a reload does not reopen the replay window.
-import type { NowClock } from "../../clock.js";
+import type { NowClock } from "../../time/clock.js";
 
 export interface NonceCacheOptions {
   /** Most nonces remembered; beyond it the one expiring first is forgotten. */

@@ -1,6 +1,6 @@
 // The lease hot path of the memory backend: dequeue takes rows off the ready queues, ack / nack /
 // extend find the row by lease id; each is O(log n) per message at any backlog.
-import { newLeaseId } from "../../ids.js";
+import { newLeaseId } from "../ids.js";
 import { positiveOrNull } from "../options.js";
 import type { SettledLeases, SettleKind } from "../settled-leases.js";
 import type { DequeueRequest, LeasedMessage, LeaseOutcome, LeaseScope, NackOptions } from "../records.js";

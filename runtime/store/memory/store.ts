@@ -6,7 +6,7 @@
 //   leases.ts      dequeue, ack, nack, extend;  lifecycle.ts  cancel, requeue, resume, DLQ
 //   messages.ts    message lists and lookups;  attempts.ts  attempt records
 //   analytics.ts   queue stats, backlog reports, trend samples;  retention.ts  prune
-import type { Clock } from "../../clock.js";
+import type { Clock } from "../../time/clock.js";
 import { buildStore, type StoreOps } from "../facade.js";
 import { observed, type StoreObserver } from "../observer.js";
 import type { StoreLimits } from "../options.js";

@@ -1,6 +1,6 @@
 // What the parts of the PostgreSQL store share: the pool, the clock, the limits, the in-process
 // wake-up signal and the NOTIFY channel through which other instances hear about ready messages.
-import type { Clock } from "../../clock.js";
+import type { Clock } from "../../time/clock.js";
 import type { StoreLimits } from "../options.js";
 import type { ReadySignal } from "../ready-signal.js";
 import type { Sql } from "./connect.js";

@@ -8,7 +8,7 @@ import type { NewMessage } from "../records.js";
 import { StoreError } from "../store.js";
 import { isConnectionLoss, postgresStoreError, type Tx } from "./connect.js";
 import type { PgContext, Row } from "./context.js";
-import { withDeadline } from "../../deadline.js";
+import { withDeadline } from "../../time/deadline.js";
 import * as q from "./queries.js";
 
 type Batch = readonly NewMessage[];

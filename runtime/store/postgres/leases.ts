@@ -2,7 +2,7 @@
 // message is leased twice, across instances too); ack, nack and extend are one statement each, with a
 // second look only at the leases that statement did not change; expired leases are swept back to
 // queued at most every SWEEP_INTERVAL_MS by dequeue, and by any read that must not show them leased.
-import { newLeaseId } from "../../ids.js";
+import { newLeaseId } from "../ids.js";
 import { positiveOrNull } from "../options.js";
 import type { SettleKind } from "../settled-leases.js";
 import type { DequeueRequest, LeasedMessage, LeaseOutcome, LeaseScope, NackOptions } from "../records.js";

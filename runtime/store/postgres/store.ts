@@ -8,7 +8,7 @@
 //   analytics.ts    queue stats, backlog reports, trend samples;  retention.ts  prune
 //   wake-listener.ts  LISTEN/NOTIFY wake-ups from other instances (with the long poll's 1 s
 //                     re-check as the fallback), re-established whenever the session drops
-import type { Clock } from "../../clock.js";
+import type { Clock } from "../../time/clock.js";
 import { buildStore, type StoreOps } from "../facade.js";
 import { observed, type StoreObserver } from "../observer.js";
 import type { StoreLimits } from "../options.js";
@@ -43,7 +43,7 @@ export interface PostgresStoreDeps {
 
 /**
  * Hosts kept by NTP agree within milliseconds; past this, leases and wake-ups between instances
- * are off by as much (README "Decisions"), which an operator should hear about at the start.
+ * are off by as much (docs/decisions.md D43), which an operator should hear about at the start.
  */
 export const CLOCK_SKEW_WARN_MS = 250;
 

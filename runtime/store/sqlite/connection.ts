@@ -8,7 +8,7 @@
 // durable commit or checkpoint. better-sqlite3 is synchronous, so every transaction runs to
 // completion without interleaving; no caller is answered before the commit that holds its work, and
 // the event loop only ever sees committed state.
-import type { Clock } from "../../clock.js";
+import type { Clock } from "../../time/clock.js";
 import { GroupCommitter, type PendingWrite } from "../group-commit.js";
 import type { StoreObserver } from "../observer.js";
 import { StoreError } from "../store.js";
@@ -43,7 +43,7 @@ interface GroupedWrite {
  * lease sweep, a complete settle, the one INSERT of a single-message enqueue. Its in-memory effects
  * follow the statements they describe. A savepoint is not free: every page the write dirties is
  * first copied into the in-memory statement journal (a malloc'd chunk list), and with the SAVEPOINT
- * and RELEASE statements that cost a batch-32 drain about 15% of its CPU (README "Decisions").
+ * and RELEASE statements that cost a batch-32 drain about 15% of its CPU (docs/decisions.md D48).
  */
 export type WriteShape = "atomic" | "stepwise";
 
@@ -174,12 +174,8 @@ export class SqliteConnection {
    * before anyone is answered. A group of deferred writes only commits with NORMAL (the frames are
    * written, the fsync is left to the next durable commit or checkpoint).
    *
-   * Why the fsync stays inside COMMIT, blocking the event loop for it (0.2 ms on this disk): an
-   * earlier version committed durable groups with NORMAL and fsynced the WAL on the libuv thread
-   * pool. It kept the loop free, but the writes arriving during the fsync then committed in many
-   * small groups of their own, each writing its index and counter pages to the WAL again; measured
-   * side by side here, it cost 7–13% more CPU per request and per drained message for no gain in
-   * throughput or p99 (README "Decisions").
+   * The fsync stays inside COMMIT, on the event loop: fsyncing on the thread pool split the writes
+   * arriving meanwhile into many small groups and cost more CPU for no gain (docs/decisions.md D48).
    */
   private commitGroup(writes: readonly PendingWrite<GroupedWrite>[]): (unknown | undefined)[] {
     if (this.closed) throw new StoreError("closed", "the store is closed");

@@ -1,6 +1,6 @@
 // What the parts of the SQLite store share: the connection (with its prepared statements and group
 // commit), the clock, the limits, the wake-up signal and the observer.
-import type { Clock } from "../../clock.js";
+import type { Clock } from "../../time/clock.js";
 import type { StoreObserver } from "../observer.js";
 import type { StoreLimits } from "../options.js";
 import type { ReadySignal } from "../ready-signal.js";
