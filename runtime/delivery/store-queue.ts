@@ -20,30 +20,8 @@ export interface StoreQueueOptions {
 
 export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQueueOptions = {}): DeliveryQueue {
   const fallbackTickMs = options.fallbackTickMs ?? 1_000;
-  // Retries this process scheduled, per route/target: waitReady wakes when the earliest comes due
-  // instead of waiting for the fallback tick, so a 50 ms backoff is not stretched to a second.
   const leaseKeys = new Map<string, string>();
-  const retryDueAtMs = new Map<string, number[]>();
-  /** The earliest pending retry of route/target; retries already due are dropped and reported as `now`. */
-  const nextDueMs = (key: string): number | undefined => {
-    const all = retryDueAtMs.get(key);
-    if (!all) return undefined;
-    const nowMs = clock.now();
-    let earliestMs = Infinity;
-    let anyDue = false;
-    const pending: number[] = [];
-    for (const atMs of all) {
-      if (atMs <= nowMs) anyDue = true;
-      else {
-        pending.push(atMs);
-        earliestMs = Math.min(earliestMs, atMs);
-      }
-    }
-    if (pending.length === 0) retryDueAtMs.delete(key);
-    else retryDueAtMs.set(key, pending);
-    if (anyDue) return nowMs;
-    return pending.length > 0 ? earliestMs : undefined;
-  };
+  const retries = new RetrySchedule(clock);
   const reportConflicts = (conflicts: readonly LeaseConflict[], operation: "ack" | "nack") => {
     if (conflicts.length > 0) options.onLeaseConflict?.(conflicts, operation);
   };
@@ -92,10 +70,7 @@ export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQue
         const conflicted = new Set(outcome.conflicts.map((c) => c.leaseId));
         leaseIds.forEach((leaseId, i) => {
           const key = keys[i];
-          if (key === undefined || conflicted.has(leaseId)) return;
-          const pending = retryDueAtMs.get(key) ?? [];
-          pending.push(dueAtMs);
-          retryDueAtMs.set(key, pending);
+          if (key !== undefined && !conflicted.has(leaseId)) retries.add(key, dueAtMs);
         });
       }
       reportConflicts(outcome.conflicts, "nack");
@@ -116,34 +91,78 @@ export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQue
     },
 
     waitReady(route, target, signal) {
-      // The store's ready signal names the route only; a wake-up for another target of the same
-      // route costs one empty dequeue, which is cheaper than missing one.
-      return new Promise<void>((resolve) => {
-        if (signal.aborted) return resolve();
-        const tick = new AbortController();
-        let done = false;
-        let unsubscribe: (() => void) | undefined;
-        const finish = () => {
-          if (done) return;
-          done = true;
-          unsubscribe?.();
-          signal.removeEventListener("abort", finish);
-          tick.abort();
-          resolve();
-        };
-        unsubscribe = store.onReady((readyRoute) => {
-          if (readyRoute === undefined || readyRoute === route) finish();
-        });
-        if (done) unsubscribe();
-        signal.addEventListener("abort", finish, { once: true });
-        const dueMs = nextDueMs(queueKey(route, target));
-        const waitMs = dueMs === undefined ? fallbackTickMs : Math.max(0, Math.min(fallbackTickMs, dueMs - clock.now()));
-        clock.sleep(waitMs, tick.signal).then(finish, () => {});
-      });
+      const dueMs = retries.nextDueMs(queueKey(route, target));
+      const waitMs = dueMs === undefined ? fallbackTickMs : Math.max(0, Math.min(fallbackTickMs, dueMs - clock.now()));
+      return waitForReady(store, clock, route, waitMs, signal);
     },
   };
 }
 
 function queueKey(route: string, target: string): string {
   return `${route}\u0000${target}`;
+}
+
+/**
+ * Retries this process scheduled, per route/target: waitReady wakes when the earliest comes due
+ * instead of waiting for the fallback tick, so a 50 ms backoff is not stretched to a second.
+ */
+class RetrySchedule {
+  private readonly dueAtMs = new Map<string, number[]>();
+
+  constructor(private readonly clock: Clock) {}
+
+  add(key: string, atMs: number): void {
+    const pending = this.dueAtMs.get(key) ?? [];
+    pending.push(atMs);
+    this.dueAtMs.set(key, pending);
+  }
+
+  /** The earliest pending retry of route/target; retries already due are dropped and reported as `now`. */
+  nextDueMs(key: string): number | undefined {
+    const all = this.dueAtMs.get(key);
+    if (!all) return undefined;
+    const nowMs = this.clock.now();
+    let earliestMs = Infinity;
+    let anyDue = false;
+    const pending: number[] = [];
+    for (const atMs of all) {
+      if (atMs <= nowMs) anyDue = true;
+      else {
+        pending.push(atMs);
+        earliestMs = Math.min(earliestMs, atMs);
+      }
+    }
+    if (pending.length === 0) this.dueAtMs.delete(key);
+    else this.dueAtMs.set(key, pending);
+    if (anyDue) return nowMs;
+    return pending.length > 0 ? earliestMs : undefined;
+  }
+}
+
+/**
+ * Resolves when the store signals `route` ready, after `waitMs`, or when `signal` aborts. The
+ * store's ready signal names the route only; a wake-up for another target of the same route costs
+ * one empty dequeue, which is cheaper than missing one.
+ */
+function waitForReady(store: Store, clock: Clock, route: string, waitMs: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const tick = new AbortController();
+    let done = false;
+    let unsubscribe: (() => void) | undefined;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      unsubscribe?.();
+      signal.removeEventListener("abort", finish);
+      tick.abort();
+      resolve();
+    };
+    unsubscribe = store.onReady((readyRoute) => {
+      if (readyRoute === undefined || readyRoute === route) finish();
+    });
+    if (done) unsubscribe();
+    signal.addEventListener("abort", finish, { once: true });
+    clock.sleep(waitMs, tick.signal).then(finish, () => {});
+  });
 }
