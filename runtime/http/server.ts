@@ -94,11 +94,13 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   server.headersTimeout = options.headersTimeoutMs;
   // Parser-level refusals answer before any handler runs (refusals.ts).
   server.on("clientError", clientErrorListener(inFlight, () => parserOptions.maxHeaderSize, options.onClientError));
+  const connections = trackConnections(server, options.tls !== undefined && options.tls !== null);
 
   async function close(deadlineMs: number): Promise<void> {
     closing = true;
     closeAfterReplies(inFlight);
     shutdown.abort(new Error("server is shutting down"));
+    dropConnectionsWithoutRequest(connections, inFlight);
     await closeGracefully(server, inFlight, deadlineMs);
   }
 
@@ -168,6 +170,25 @@ function nodeServer(options: HttpServerOptions, listener: (req: IncomingMessage,
 }
 
 /** Every request's way in: framing refusals, then the handler, its failures answered. */
+/** Every open connection (for HTTPS, once its handshake is done: the socket requests arrive on). */
+function trackConnections(server: Server | HttpsServer, tls: boolean): ReadonlySet<Socket> {
+  const open = new Set<Socket>();
+  server.on(tls ? "secureConnection" : "connection", (socket: Socket) => {
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+  });
+  return open;
+}
+
+/**
+ * At close, a connection with no request being handled has nothing to finish: one opened and left
+ * silent (or still sending its headers) would otherwise hold the stop until the drain deadline, as
+ * Node's closeIdleConnections only closes connections that have answered a request.
+ */
+function dropConnectionsWithoutRequest(open: ReadonlySet<Socket>, inFlight: InFlight): void {
+  for (const socket of open) if (!inFlight.has(socket)) socket.destroy();
+}
+
 function requestListener(handler: RequestHandler, options: HttpServerOptions, inFlight: InFlight, closing: () => boolean) {
   return function listener(req: IncomingMessage, res: ServerResponse): void {
     const socket = req.socket;

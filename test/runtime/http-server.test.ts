@@ -449,6 +449,23 @@ server("graceful close closes idle keep-alive sockets without waiting for the de
   await closedSocket;
 });
 
+server("graceful close drops connections that never sent a request, without waiting for the deadline", async () => {
+  const listener = await start((_req, res) => sendJson(res, 200, { ok: true }));
+  const silent = connect(listener.address.port, "127.0.0.1");
+  const halfway = connect(listener.address.port, "127.0.0.1");
+  await Promise.all([silent, halfway].map((socket) => new Promise((resolve) => socket.once("connect", resolve))));
+  for (const socket of [silent, halfway]) socket.on("error", () => {}); // a reset is how they end
+  halfway.write("GET / HTTP/1.1\r\nHost: x\r\n");
+  const closedSockets = Promise.all([silent, halfway].map((socket) => new Promise((resolve) => socket.once("close", resolve))));
+  // Without the drop, close() would wait out its whole 60 s deadline for these two.
+  const outcome = await Promise.race([
+    listener.close(60_000).then(() => "closed"),
+    new Promise((resolve) => setTimeout(() => resolve("still waiting after 10 s"), 10_000).unref()),
+  ]);
+  assert.is(outcome, "closed");
+  await closedSockets;
+});
+
 server("graceful close cuts connections whose complete request is still being handled at the deadline", async () => {
   // Received whole, the request may be in the middle of its store write: a 503 could contradict
   // what then gets stored, so it gets no answer (docs/decisions.md D44: a request with no answer may or may not be stored).
