@@ -23,9 +23,17 @@ export function redactUrlQueryValues(text: string): string {
   return text.replace(URL_QUERY, (_whole, head: string, query: string) => head + query.split("&").map(redactQueryPair).join("&"));
 }
 
-/** Both: what a configured URL (or a text quoting one) may show in output and logs. */
+/** `{$NAME:default}`: the default, a value written in the Spoolfile (often a credential), is never shown. */
+const PLACEHOLDER_DEFAULT = /\{\$([A-Za-z_][A-Za-z0-9_]*):[^}]*\}/g;
+
+/** Every `{$NAME:default}` in `text` as `{$NAME:(redacted)}` (docs/cli.md "config diff"). */
+export function redactPlaceholderDefaults(text: string): string {
+  return text.replace(PLACEHOLDER_DEFAULT, (_whole, name: string) => `{$${name}:${URL_REDACTED}}`);
+}
+
+/** All three: what a configured URL (or a text quoting one) may show in output and logs. */
 export function redactUrl(text: string): string {
-  return redactUrlQueryValues(redactUrlPasswords(text));
+  return redactUrlQueryValues(redactUrlPasswords(redactPlaceholderDefaults(text)));
 }
 
 function redactQueryPair(pair: string): string {

@@ -12,4 +12,8 @@ test("URLs inside a text are masked where they appear and the rest is left alone
   assert.is(redactUrl('invalid redirect location "http://h.example/a?sig=s3cr3t" from http://x.example/b'), 'invalid redirect location "http://h.example/a?sig=(redacted)" from http://x.example/b');
 });
 
+test("a {$X:default}'s default is masked, the name stays", () => {
+  assert.is(redactUrl("https://a.example/hook/{$NOPE:DefTok444}?x={$Y}"), "https://a.example/hook/{$NOPE:(redacted)}?x={$Y}");
+});
+
 test.run();
