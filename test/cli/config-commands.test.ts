@@ -240,7 +240,8 @@ cli("config diff --semantic shows placeholders, not the var or environment value
   assert.match(changed.stdout, "~ route /c › deliver https://hooks.example/in?token={vars.TOKEN} (changed where it is not shown)");
   assert.not.match(changed.stdout, "- route /c");
   assert.match(changed.stdout, "~ route /d › deliver https://hooks.example/{env.SPOOL_TEST_PATH_SECRET} › timeout: 1s -> 2s");
-  assert.match(changed.stdout, '~ route /e › deliver exec /bin/echo › arguments: "{vars.TOKEN}" -> "{vars.TOKEN}" (changed)');
+  // Exec arguments may carry credentials of their own: never printed (docs/cli.md).
+  assert.match(changed.stdout, "~ route /e › deliver exec /bin/echo › arguments: (redacted) -> (redacted, changed)");
 });
 
 cli("config diff --semantic: errors give their positions, subjects and what was expected but no value of the files, since a misplaced credential is what they would quote", () => {
