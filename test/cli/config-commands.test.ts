@@ -84,6 +84,13 @@ cli("config fmt --check takes several files (--config and positional): each unfo
   assert.match(withBroken.stderr, `${broken}:1:10: unclosed block`);
 });
 
+cli("config fmt --check counts a file given twice, spelt two ways, once", () => {
+  const here = join(dir, "same-file");
+  mkdirSync(here, { recursive: true });
+  writeFileSync(join(here, "bad.spool"), messyText);
+  assert.equal(spool(["config", "fmt", "--check", "bad.spool", "./bad.spool"], here), { code: 1, stdout: "", stderr: "bad.spool: not formatted (run spool config fmt --write bad.spool)\n" });
+});
+
 cli("config fmt --write rewrites each file given; one that does not parse is left alone and exits 1, the others are written", () => {
   const [a, b] = ["write-a.spool", "write-b.spool"].map((name) => join(dir, name));
   writeFileSync(a, messyText);
