@@ -218,9 +218,9 @@ export function compileRoute(cx: CompileContext, d: Directive, pathArg: Arg, cha
   return { route, directive: d, pathArg, backendWritten, labelSpan, pullDirective: pull?.directive ?? null };
 }
 
-/** `auth … { }` blocks are only valid for hmac and forward; the auth builder checks the rest. */
+/** `auth … { }` blocks are only valid for hmac and forward; the auth builder checks the rest (an unknown kind, with its did-you-mean). */
 function expectNoBlockUnless(cx: CompileContext, x: Directive): boolean {
   const kind = x.args[0]?.value;
-  if (kind === "hmac" || kind === "forward") return true;
+  if (kind !== "token" && kind !== "basic") return true;
   return expectNoBlock(cx, x);
 }

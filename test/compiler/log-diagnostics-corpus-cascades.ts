@@ -111,6 +111,14 @@ const CASCADES: readonly CorpusCase[] = [
     subject: "defaults › egress › allow",
     expected: "a CIDR like 10.0.0.0/8",
   },
+  {
+    name: "a misspelt auth kind with a block is one error with its did-you-mean",
+    text: `/gh {\n  auth hmca { provider github; secret raw:Qz57HmacKey }\n  ${target("Qz57Tok")}\n}\n`,
+    secrets: ["Qz57HmacKey", "Qz57Tok"],
+    subject: "route /gh › auth",
+    expected: "one of token, basic, hmac, forward",
+    suggestion: "hmac",
+  },
 ];
 
 export const CORPUS: readonly CorpusCase[] = [...MISTAKES, ...CASCADES];
