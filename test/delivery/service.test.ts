@@ -324,7 +324,7 @@ test("at info, a refusal by the egress policy is one delivery_dead warning that 
   await delivered(h.metrics, "dead");
   const dead = linesNamed(h, "delivery_dead");
   assert.equal(dead.map((line) => [line.event_id, line.attempts, line.dead_reason]), [["evt_denied", 1, "policy_denied"]]);
-  assert.match(String(dead[0].error), /https_only is on/);
+  assert.match(String(dead[0].error), /^egress denied: https_only is on/);
   assert.equal(rx.requests.length, 0);
 });
 
