@@ -1,4 +1,4 @@
-import { redactUrlQueryValues } from "./url-redact.js";
+import { redactPlaceholderDefaults, redactUrlQueryValues } from "./url-redact.js";
 import type { SpoolConfig } from "./ir.js";
 import { diffConfigs, type ConfigChange } from "./semantic-diff.js";
 
@@ -47,7 +47,7 @@ function expansionMasker(...expansions: (ReadonlyMap<string, string> | undefined
       const escaped = JSON.stringify(value).slice(1, -1);
       if (escaped !== value) masked = masked.split(escaped).join(placeholder);
     }
-    return redactUrlQueryValues(masked);
+    return redactUrlQueryValues(redactPlaceholderDefaults(masked));
   };
 }
 

@@ -18,7 +18,7 @@ export type ValueKind =
   | "user" // auth basic "user" (redacted)
   | "timestamp" // "2026-01-01T00:00:00.000Z"
   | "named" // header/query/env pairs: names shown, values redacted
-  | "hidden"; // a vars value: never shown
+  | "hidden"; // a vars value, exec arguments: never shown
 
 /** A directive (or a directive's part) and how its value is written; `name` "" is its block's own line. */
 export interface LeafNode {
@@ -106,7 +106,7 @@ const TARGET = block("", {
   target: SKIP,
   url: SKIP,
   program: SKIP,
-  args: leaf("arguments", "strings"),
+  args: leaf("arguments", "hidden"), // exec arguments may carry credentials (docs/cli.md)
   timeoutMs: leaf("timeout", "duration"),
   retry: RETRY,
   headers: leaf("header", "named"),

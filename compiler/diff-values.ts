@@ -1,6 +1,6 @@
 // How `config diff --semantic` prints a value: as the Spoolfile writes it (`5s`, `2mb`, `on`), and
 // never a credential. Secret values, basic-auth passwords, header/query/env values, vars values and
-// a URL's password are compared but print as `(redacted)`; a secret source prints by its name.
+// a URL's password, exec arguments are compared but print as `(redacted)`; a secret source prints by its name.
 import { redactUrlPasswords } from "./url-redact.js";
 import type { ValueKind } from "./diff-names.js";
 

@@ -2,7 +2,7 @@
 // docs/delivery.md "Egress policy"), pure: a function of (policy, url) or (policy, host, addresses). The runtime
 // applies it at connect time to the addresses a socket connects to (runtime/delivery/egress.ts); the
 // compiler applies it to a deliver target whose scheme and literal address already decide it.
-import { cidrContains, classifyIp, formatIp, parseCidr, parseIp, type AddressClass, type Cidr, type IpAddress } from "./ip.js";
+import { cidrContains, classifyIp, embeddedIpv4, formatIp, parseCidr, parseIp, type AddressClass, type Cidr, type IpAddress } from "./ip.js";
 import type { EgressPolicy } from "./ir.js";
 
 /** A rule as parsed, with its text as written (for messages naming it). */
@@ -133,6 +133,9 @@ function matchesHost(rule: EgressRule, host: string): boolean {
   return rule.subdomains ? host.endsWith(`.${rule.host}`) : host === rule.host;
 }
 
+/** A NAT64/SIIT address is also judged by the IPv4 address it carries (docs/delivery.md "Egress policy"). */
 function matchesAddress(rule: EgressRule, address: IpAddress): boolean {
-  return rule.kind === "cidr" && cidrContains(rule.cidr, address);
+  if (rule.kind !== "cidr") return false;
+  const carried = embeddedIpv4(address);
+  return cidrContains(rule.cidr, address) || (carried !== undefined && cidrContains(rule.cidr, carried));
 }

@@ -143,6 +143,16 @@ export function classifyIp(ip: IpAddress): AddressClass {
   return "public";
 }
 
+/**
+ * The IPv4 address a NAT64 `64:ff9b::/96` or SIIT `::ffff:0:0:0/96` address carries (it reaches that
+ * address), so CIDR rules judge it as that address (docs/delivery.md "Egress policy"); else undefined.
+ */
+export function embeddedIpv4(ip: IpAddress): IpAddress | undefined {
+  if (ip.family !== 6) return undefined;
+  if (cidrContains(nat64, ip) || cidrContains(ipv4Translated, ip)) return { family: 4, bytes: ip.bytes.slice(12) };
+  return undefined;
+}
+
 function isMappedIpv4(bytes: Uint8Array): boolean {
   for (let i = 0; i < 10; i++) if (bytes[i] !== 0) return false;
   return bytes[10] === 0xff && bytes[11] === 0xff;

@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import type { Arg, Directive } from "../grammar/index.js";
 import type { DiagnosticCode } from "../grammar/index.js";
+import { parseIp } from "./ip.js";
 import { closestName } from "./names.js";
 import type { CompileContext } from "./context.js";
 import { nameOf, spanOf } from "./context.js";
@@ -150,9 +151,13 @@ export function decodeListen(cx: CompileContext, arg: Arg, what: string): Listen
   return { host, port, address: m[1] !== undefined ? `[${host}]:${port}` : `${host}:${port}` };
 }
 
+/** `localhost`, 127.0.0.0/8, ::1, or an IPv4-mapped 127.x address (`::ffff:127.0.0.1`, which parseIp reads as IPv4). */
 export function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase();
-  return h === "localhost" || h === "::1" || (isIP(h) === 4 && h.startsWith("127."));
+  if (h === "localhost") return true;
+  const ip = parseIp(h);
+  if (!ip) return false;
+  return ip.family === 4 ? ip.bytes[0] === 127 : ip.bytes.every((byte, i) => byte === (i === 15 ? 1 : 0));
 }
 
 /** http(s) URL with a host. */

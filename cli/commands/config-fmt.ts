@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
 import { formatText, renderDiagnostic, writeFileAtomically } from "../../compiler/index.js";
 import { readConfigText, type CommandOutput } from "../io.js";
 
@@ -25,7 +26,10 @@ export async function runConfigFmt(files: readonly string[], flags: FmtFlags, ou
     out.stderr("spool: config fmt: --check and --write cannot be used together (--check only reports, --write rewrites)");
     return 2;
   }
-  const paths = [...new Set([...(flags.config === undefined ? [] : [flags.config]), ...files])];
+  // Duplicates count once by the file they name (`bad.spool` and `./bad.spool` are one), as docs/cli.md says.
+  const byResolved = new Map<string, string>();
+  for (const path of [...(flags.config === undefined ? [] : [flags.config]), ...files]) if (!byResolved.has(resolve(path))) byResolved.set(resolve(path), path);
+  const paths = [...byResolved.values()];
   if (paths.length === 0) paths.push(DEFAULT_FMT_FILE);
   if (paths.length > 1 && !flags.check && !flags.write) {
     out.stderr("spool: config fmt: several files are printed only one at a time: give one file, or use --check or --write");

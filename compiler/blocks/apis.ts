@@ -3,6 +3,7 @@ import { readBareBlock, scalar, singleArg } from "../block-reader.js";
 import { spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { AdminApiConfig, IngressConfig, ListenAddress, PullApiConfig, RateLimit, SecretSource, TlsConfig } from "../ir.js";
+import { tlsFileKind, tlsFileProblem } from "../tls-files.js";
 import { decodeListen, decodeNumber, decodeOneOf, decodePath, decodeSecretSource, expectArgs, expectNoBlock } from "../values.js";
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -142,11 +143,13 @@ export function compileTls(cx: CompileContext, d: Directive, where: string): Tls
     return cx.error(spanOf(d), "missing_directive", `client_ca with client_auth ${out.clientAuth}`, `${where}: client_auth ${out.clientAuth} verifies client certificates and needs client_ca, the CA bundle to verify them against`);
   }
   // Paths are relative to the Spoolfile, as `file:` secret sources are. The key is a secret: a file
-  // that cannot be read stops `spool run` and is a warning for `config validate`.
+  // that cannot be read, or is no PEM certificate or key (tls-files.ts), stops `spool run` and is a
+  // warning for `config validate`.
   for (const [name, path] of [["cert_file", out.certFile], ["key_file", out.keyFile], ["client_ca", out.clientCaFile]] as const) {
     if (path === null) continue;
     const read = cx.readFile(path);
-    if ("reason" in read) cx.secretProblem(spanOf(d), "file_unreadable", `a readable ${name} ${path} (${read.reason})`, `${where}: ${name} ${path} cannot be read: ${read.reason}`);
+    const reason = "reason" in read ? read.reason : tlsFileProblem(tlsFileKind(name), read.text);
+    if (reason) cx.secretProblem(spanOf(d), "file_unreadable", `a readable ${name} ${path} (${reason})`, `${where}: ${name} ${path} cannot be read: ${reason}`);
   }
   return {
     certFile: cx.resolvePath(out.certFile),

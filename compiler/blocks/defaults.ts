@@ -30,6 +30,9 @@ export function compileDefaults(cx: CompileContext, d: Directive | undefined): D
     adaptive_backpressure: { handle: (x) => (out.adaptiveBackpressure = compileAdaptiveBackpressure(cx, x)) },
     trend_signals: { handle: (x) => (out.trendSignals = compileTrendSignals(cx, x)) },
   });
+  // Egress settings with an error (or a misspelt `egres` block) are not the policy the operator meant:
+  // deliver targets are not judged against them (deliver-egress.ts), one error per mistake.
+  if (cx.failedWithin(d, "egress")) cx.markBroken("block", "defaults › egress");
   return out;
 }
 

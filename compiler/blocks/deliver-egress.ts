@@ -14,6 +14,9 @@ const EGRESS_BLOCK = "defaults { egress { … } }";
 
 /** Reports `url` (the expanded `deliver` argument `arg`) when the policy can only refuse it. */
 export function checkDeliverEgress(cx: CompileContext, arg: Arg, url: string, routePath: string, policy: EgressPolicy): void {
+  // Settings that did not compile cleanly already have their error; judging targets by them would
+  // add one per target (docs/delivery.md "Egress policy").
+  if (cx.isBroken("block", "defaults") || cx.isBroken("block", "defaults › egress")) return;
   const written = writtenLiterally(arg.value);
   if (!written.scheme) return;
   const refusals = certainRefusals(compiledOnce(policy), url, written.host);

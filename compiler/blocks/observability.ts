@@ -1,4 +1,7 @@
+import { statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import type { Directive } from "../../grammar/index.js";
+import { tlsFileKind, tlsFileProblem } from "../tls-files.js";
 import { readBareBlock, readBlock, scalar, singleArg } from "../block-reader.js";
 import { nameOf, spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
@@ -28,6 +31,27 @@ export function compileObservability(cx: CompileContext, d: Directive | undefine
   return out;
 }
 
+/**
+ * Why `spool run` could not open the log file at `path` (it creates missing directories, relative to
+ * its working directory, and appends): the path is a directory, or an existing ancestor is not one.
+ */
+function logPathProblem(path: string): string | undefined {
+  const full = resolve(path);
+  try {
+    if (statSync(full).isDirectory()) return "it is a directory";
+    return undefined;
+  } catch {
+    // Not there yet: spool run creates it, if its nearest existing ancestor is a directory.
+  }
+  for (let dir = dirname(full); ; dir = dirname(dir)) {
+    try {
+      return statSync(dir).isDirectory() ? undefined : `${dir} is not a directory`;
+    } catch {
+      if (dirname(dir) === dir) return undefined;
+    }
+  }
+}
+
 /** Reads the shared `output`/`path`/`format` keys of a log block. */
 function logOutputRules(cx: CompileContext, state: { output: "stdout" | "stderr" | "file"; path: string | null }) {
   return {
@@ -43,6 +67,8 @@ function toOutput(cx: CompileContext, d: Directive, state: { output: "stdout" | 
       cx.error(spanOf(d), "missing_directive", "a path for output file", `${nameOf(d)}: output file needs a path`);
       return { kind: "stderr" };
     }
+    const problem = logPathProblem(state.path);
+    if (problem) cx.secretProblem(spanOf(d), "invalid_value", `a log file path that can be created (${problem})`, `${nameOf(d)}: log file ${state.path} cannot be opened: ${problem}`);
     return { kind: "file", path: state.path };
   }
   return { kind: state.output };
@@ -142,6 +168,13 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
     },
   });
   out.headers = headers;
+  // No exporter reads these files yet, so `spool run` does not refuse them: a plain warning, positioned.
+  for (const [name, path] of [["ca_file", tls.caFile], ["cert_file", tls.certFile], ["key_file", tls.keyFile]] as const) {
+    if (!path) continue;
+    const read = cx.readFile(path);
+    const reason = "reason" in read ? read.reason : tlsFileProblem(tlsFileKind(name), read.text);
+    if (reason) cx.warning(spanOf(d), "file_unreadable", `a readable tracing tls ${name} ${path} (${reason})`, `tracing tls: ${name} ${path} cannot be read: ${reason}`);
+  }
   if (out.enabled && !out.collector && cx.failedWithin(d, "collector")) {
     // The collector has its own error.
   } else if (out.enabled && !out.collector) cx.error(spanOf(d), "missing_directive", "a collector URL for enabled tracing", "tracing: enabled tracing needs a collector URL");

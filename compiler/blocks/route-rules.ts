@@ -181,9 +181,9 @@ function compileDeliverTarget(cx: CompileContext, draft: RouteDraft, globals: Ro
   }
 }
 
-/** `auth … { }` blocks are only valid for hmac and forward; the auth builder checks the rest. */
+/** `auth … { }` blocks are only valid for hmac and forward; the auth builder checks the rest (an unknown kind, with its did-you-mean). */
 function expectNoBlockUnless(cx: CompileContext, x: Directive): boolean {
   const kind = x.args[0]?.value;
-  if (kind === "hmac" || kind === "forward") return true;
+  if (kind !== "token" && kind !== "basic") return true;
   return expectNoBlock(cx, x);
 }

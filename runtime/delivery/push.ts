@@ -99,7 +99,7 @@ async function attemptWithRedirects(input: PushInput, policy: CompiledEgressPoli
   const origin = new URL(input.url).origin;
   for (let redirects = 0; ; redirects++) {
     const urlDecision = cachedUrlDecision(policy, url);
-    if (!urlDecision.allowed) return withRedirects(resultForPolicyDenial(urlDecision.reason), redirects);
+    if (!urlDecision.allowed) return withRedirects(resultForPolicyDenial(`egress denied: ${urlDecision.reason}`), redirects); // as EgressDeniedError words it (docs/delivery.md)
 
     let headers: Record<string, string>;
     try {

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import type { TLSSocket, TlsOptions } from "node:tls";
 import type { TlsConfig } from "../../compiler/ir.js";
+import { tlsFileKind, tlsFileProblem } from "../../compiler/tls-files.js";
 
 export interface ListenerTls {
   /** node:tls server options: certificate, key and, when client certificates are asked for, the CA. */
@@ -24,11 +25,16 @@ export interface ListenerTls {
  */
 export function loadListenerTls(tls: TlsConfig, where: string): ListenerTls {
   const read = (name: string, path: string) => {
+    let content: Buffer;
     try {
-      return readFileSync(path);
+      content = readFileSync(path);
     } catch (error) {
       throw new Error(`${where} tls ${name} ${path} cannot be read: ${(error as Error).message}`, { cause: error });
     }
+    // As `config validate` judges it (compiler/tls-files.ts): OpenSSL's own error names no file.
+    const problem = tlsFileProblem(tlsFileKind(name), content);
+    if (problem) throw new Error(`${where} tls ${name} ${path} cannot be read: ${problem}`);
+    return content;
   };
   const cert = read("cert_file", tls.certFile);
   const key = read("key_file", tls.keyFile);

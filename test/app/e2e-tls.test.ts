@@ -116,4 +116,19 @@ test("a certificate file that cannot be read stops the start with its position",
   assert.match(spawnSync(process.execPath, [spoolBin, "config", "validate", "--config", config], { encoding: "utf8" }).stderr, /Broken\.spool:3:3: .*ingress tls: cert_file tls\/missing\.pem cannot be read/);
 });
 
+test("a certificate or key file that is no PEM certificate or key is refused by validate and run alike, with its position", async () => {
+  const config = join(temp.path, "Junk.spool");
+  writeFileSync(join(temp.path, "tls", "junk.pem"), "junk\n");
+  writeFileSync(config, spoolfile("tls/junk.pem"));
+  const validate = spawnSync(process.execPath, [spoolBin, "config", "validate", "--config", config], { encoding: "utf8" });
+  assert.match(validate.stderr, /Junk\.spool:3:3: .*ingress tls: cert_file tls\/junk\.pem cannot be read: it holds no PEM certificate.*spool run refuses/);
+  const strict = spawnSync(process.execPath, [spoolBin, "config", "validate", "--strict-secrets", "--config", config], { encoding: "utf8" });
+  assert.is.not(strict.status, 0);
+  const broken = spawnSpool(["run", "--config", config, "--db", join(temp.path, "junk.db")]);
+  const { code } = await broken.exited;
+  assert.is(code, 1);
+  assert.match(broken.output(), /Junk\.spool:3:3: file cannot be read: ingress › tls: expected a readable cert_file tls\/junk\.pem \(it holds no PEM certificate/);
+  assert.not.ok(broken.output().includes("PEM routines"), broken.output());
+});
+
 test.run();

@@ -51,6 +51,15 @@ test("a deny rule covering a literal address, or naming the host, is named", () 
   assert.match(errorsOf(route("https://bad.example/in", '    deny "*.example"'))[0], 'deny "*.example" names bad.example; remove that rule');
 });
 
+test("a deny rule covers a NAT64 literal by the IPv4 address it carries, as it does the SIIT form", () => {
+  for (const url of ["https://[64:ff9b::1.1.1.1]/a", "https://[::ffff:1.1.1.1]/a"]) {
+    const errors = errorsOf(route(url, '    deny "1.1.1.0/24"'));
+    assert.is(errors.length, 1, url);
+    assert.match(errors[0], 'deny "1.1.1.0/24" covers');
+  }
+  assert.equal(errorsOf(route("https://[64:ff9b::8.8.8.8]/a", '    deny "1.1.1.0/24"')), []);
+});
+
 test("a literal address outside a non-empty allow list is named with the rule to add", () => {
   assert.match(errorsOf(route("https://198.51.100.7/in", '    allow "*.example.com"'))[0], '198.51.100.7 is not in the egress allow list; add allow "198.51.100.7"');
 });

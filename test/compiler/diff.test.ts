@@ -111,4 +111,22 @@ diff("two large, wholly different files give one whole-file hunk that still appl
   assert.match(small, /-b\n\+B/, "small changes keep their hunks");
 });
 
+diff("a {$X:default}'s default is never printed: the placeholder shows as {$X:(redacted)}", () => {
+  const spool = (timeout: string) => `/x { deliver "https://a.example.com/hook/{$NOPE:DefTok444}" { timeout ${timeout} } }\n`;
+  const before = compileSpoolfile(spool("5s"), "Spoolfile", { env: {} });
+  const after = compileSpoolfile(spool("6s"), "Spoolfile", { env: {} });
+  const out = renderChanges(semanticChanges({ config: before.config!, expansions: before.expansions }, { config: after.config!, expansions: after.expansions }));
+  assert.is(out, "~ route /x › deliver https://a.example.com/hook/{$NOPE:(redacted)} › timeout: 5s -> 6s");
+});
+
+diff("exec arguments are compared but never printed; the program path is", () => {
+  const exec = (args: string) => `/e { deliver exec "/bin/prog" ${args} }\n`;
+  const changed = renderChanges(semanticChanges({ config: ir(exec('"--token" "ArgTok111"')) }, { config: ir(exec('"--token" "ArgTok112"')) }));
+  assert.is(changed, "~ route /e › deliver exec /bin/prog › arguments: (redacted) -> (redacted, changed)");
+  const added = renderChanges(semanticChanges({ config: ir(exec("")) }, { config: ir(exec('"--token" "ArgTok111"')) }));
+  assert.not.ok(added.includes("ArgTok"), added);
+  const removed = renderChanges(semanticChanges({ config: ir(exec('"--token" "ArgTok111"')) }, { config: ir(exec("")) }));
+  assert.not.ok(removed.includes("ArgTok"), removed);
+});
+
 diff.run();

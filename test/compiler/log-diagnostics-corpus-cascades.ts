@@ -89,6 +89,36 @@ const CASCADES: readonly CorpusCase[] = [
     subject: "route /a › pull",
     expected: "a block { … }",
   },
+  {
+    name: "a misspelt egress block does not refuse every deliver target by the default policy",
+    text: `defaults { egres { https_only off; allow 127.0.0.1 } }\n/x {\n  deliver "http://127.0.0.1:9/a?token=Qz54Tok"\n  deliver "http://127.0.0.1:9/b"\n}\n`,
+    secrets: ["Qz54Tok"],
+    subject: "defaults",
+    expected: "one of: max_body, max_headers, deliver, egress,",
+    suggestion: "egress",
+  },
+  {
+    name: "an invalid https_only does not refuse every deliver target as plain http",
+    text: `defaults { egress { https_only of; allow 127.0.0.1 } }\n/x {\n  deliver "http://127.0.0.1:9/a?token=Qz55Tok"\n  deliver "http://127.0.0.1:9/b"\n}\n`,
+    secrets: ["Qz55Tok"],
+    subject: "defaults › egress › https_only",
+    expected: "on or off",
+  },
+  {
+    name: "an invalid allow rule does not refuse every deliver target it was meant to admit",
+    text: `defaults { egress { https_only off; allow 127.0.0.0/33 } }\n/x {\n  deliver "http://127.0.0.1:9/a?token=Qz56Tok"\n  deliver "http://127.0.0.1:9/b"\n}\n`,
+    secrets: ["Qz56Tok"],
+    subject: "defaults › egress › allow",
+    expected: "a CIDR like 10.0.0.0/8",
+  },
+  {
+    name: "a misspelt auth kind with a block is one error with its did-you-mean",
+    text: `/gh {\n  auth hmca { provider github; secret raw:Qz57HmacKey }\n  ${target("Qz57Tok")}\n}\n`,
+    secrets: ["Qz57HmacKey", "Qz57Tok"],
+    subject: "route /gh › auth",
+    expected: "one of token, basic, hmac, forward",
+    suggestion: "hmac",
+  },
 ];
 
 export const CORPUS: readonly CorpusCase[] = [...MISTAKES, ...CASCADES];

@@ -143,6 +143,14 @@ values("a loopback admin listener needs no token; any other address does", () =>
   assert.equal(errorsOf("admin_api { listen :2019; auth token raw:x }"), []);
 });
 
+values("an IPv4-mapped loopback admin listener is loopback; a mapped other address or NAT64 is not", () => {
+  assert.equal(errorsOf("admin_api { listen [::ffff:127.0.0.1]:18089 }"), []);
+  assert.equal(errorsOf("admin_api { listen [::ffff:7f00:1]:18089 }"), []);
+  assert.equal(errorsOf("admin_api { listen 127.0.0.2:18089 }"), []);
+  assert.is(errorsOf("admin_api { listen [::ffff:10.0.0.1]:18089 }").length, 1);
+  assert.is(errorsOf("admin_api { listen [64:ff9b::7f00:1]:18089 }").length, 1);
+});
+
 values("the instance backend comes from the routes that name one, sqlite otherwise", () => {
   assert.is(compile("pull_api { auth token raw:t }\n/a { pull { path /a } }").backend, "sqlite");
   const config = compile("pull_api { auth token raw:t }\n/a { queue memory; pull { path /a } }\n/b { pull { path /b } }");

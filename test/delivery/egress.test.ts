@@ -158,6 +158,17 @@ decide("without rebind protection private addresses pass unless denied", () => {
   assert.not.ok(checkEgressAddresses(policyOf({ dnsRebindProtection: false, deny: ["10.0.0.0/8"] }), "svc.local", addrs("::ffff:10.0.0.1")).allowed);
 });
 
+decide("deny and allow CIDR rules judge a NAT64 or SIIT address by the IPv4 address it carries", () => {
+  const deny = policyOf({ dnsRebindProtection: false, deny: ["1.1.1.0/24"] });
+  for (const address of ["64:ff9b::1.1.1.1", "64:ff9b::101:101", "::ffff:0:1.1.1.1", "::ffff:1.1.1.1"]) {
+    assert.not.ok(checkEgressAddresses(deny, "svc.example", addrs(address)).allowed, address);
+  }
+  assert.not.ok(checkEgressUrl(deny, "https://[64:ff9b::1.1.1.1]/a").allowed);
+  assert.ok(checkEgressAddresses(deny, "svc.example", addrs("64:ff9b::8.8.8.8")).allowed);
+  assert.ok(checkEgressAddresses(policyOf({ allow: ["1.1.1.0/24"] }), "svc.example", addrs("64:ff9b::1.1.1.1")).allowed);
+  assert.not.ok(checkEgressAddresses(policyOf({ allow: ["1.1.1.0/24"] }), "svc.example", addrs("64:ff9b::8.8.8.8")).allowed);
+});
+
 decide("https_only refuses plain http and other schemes always", () => {
   assert.not.ok(checkEgressUrl(policyOf({}), "http://hooks.example.com/").allowed);
   assert.ok(checkEgressUrl(policyOf({}), "https://hooks.example.com/").allowed);
@@ -319,6 +330,23 @@ redirects("a redirect to a denied address is refused as policy_denied", async ()
     assert.is(result.outcome, "dead");
     assert.is(result.outcome === "dead" && result.deadReason, "policy_denied");
     assert.equal(receiver.requests.map((r) => r.path), ["/start"]);
+  } finally {
+    await agent.close();
+    await receiver.close();
+  }
+});
+
+redirects("a redirect to a NAT64 address a deny rule covers through its IPv4 address is refused", async () => {
+  const receiver = await startReceiver((req, res) => {
+    if (req.path === "/start") res.writeHead(302, { location: "http://[64:ff9b::1.1.1.1]/internal" }).end();
+    else res.end("secret");
+  });
+  const policy = { ...defaultEgressPolicy, httpsOnly: false, redirects: true, dnsRebindProtection: false, deny: ["1.1.1.0/24"] };
+  const agent = createEgressAgent(policy);
+  try {
+    const result = await deliverHttp({ url: `${receiver.url}/start`, body: Buffer.from("{}"), headers: {}, messageId: "m1", attempt: 1, timeoutMs: 5_000, dispatcher: agent, egress: policy });
+    assert.is(result.outcome === "dead" && result.deadReason, "policy_denied");
+    assert.match(result.outcome === "dead" ? result.error ?? "" : "", "64:ff9b::101:101");
   } finally {
     await agent.close();
     await receiver.close();

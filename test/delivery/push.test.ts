@@ -226,7 +226,7 @@ push("https_only refuses a plain http target without sending anything", async ()
   await withReceiver(undefined, async (receiver, send) => {
     const strict = { ...localEgress, httpsOnly: true };
     const result = await send({ egress: strict });
-    assert.equal(result, { outcome: "dead", deadReason: "policy_denied", error: "https_only is on" });
+    assert.equal(result, { outcome: "dead", deadReason: "policy_denied", error: "egress denied: https_only is on" });
     assert.is(receiver.requests.length, 0);
   });
 });

@@ -324,8 +324,27 @@ test("at info, a refusal by the egress policy is one delivery_dead warning that 
   await delivered(h.metrics, "dead");
   const dead = linesNamed(h, "delivery_dead");
   assert.equal(dead.map((line) => [line.event_id, line.attempts, line.dead_reason]), [["evt_denied", 1, "policy_denied"]]);
-  assert.match(String(dead[0].error), /https_only is on/);
+  assert.match(String(dead[0].error), /^egress denied: https_only is on/);
   assert.equal(rx.requests.length, 0);
+});
+
+test("at info, an invalid redirect location is logged without the credentials it carries", async () => {
+  const locations: Record<string, string> = { "/a": "//u:RedirPw999@[bad", "/b": "http://[bad/x?token%3DRedirTok999", "/c": "http://[bad/x;token=RedirSemi999#access_token=RedirFrag999" };
+  const rx = await receiver((req, res) => {
+    res.writeHead(302, { location: locations[req.path] }).end();
+  });
+  const h = await open("info");
+  const egress = localEgress.replace("https_only off", "https_only off\n    redirects on");
+  h.service.start(compile(`${egress}/hooks {\n  deliver "${rx.url}/a"\n  deliver "${rx.url}/b"\n  deliver "${rx.url}/c"\n}\n`));
+  for (const path of ["/a", "/b", "/c"]) await h.enqueue(`evt_redirect${path.slice(1)}`, `${rx.url}${path}`, "{}");
+
+  await delivered(h.metrics, "dead", 3);
+  const dead = linesNamed(h, "delivery_dead");
+  assert.is(dead.length, 3);
+  for (const line of dead) assert.match(String(line.error), /^invalid redirect location /);
+  const logged = JSON.stringify(h.logLines);
+  for (const secret of ["RedirPw999", "RedirTok999", "RedirSemi999", "RedirFrag999"]) assert.not.ok(logged.includes(secret), `${secret} in ${logged}`);
+  assert.ok(logged.includes("//u:(redacted)@[bad"), logged);
 });
 
 test("at info, an exec program exiting 3 logs its retry and its death with the first bytes of its stderr as a field", async () => {

@@ -95,4 +95,11 @@ test("an unreadable certificate file is an error naming it, not a plain listener
   );
 });
 
+test("a key file that holds no private key is an error naming the directive and file, not OpenSSL's", () => {
+  assert.throws(
+    () => loadListenerTls({ certFile: tlsFile("server.pem"), keyFile: tlsFile("ca.pem"), clientCaFile: null, clientAuth: "none" }, "ingress"),
+    (error: Error) => error.message.startsWith(`ingress tls key_file ${tlsFile("ca.pem")} cannot be read: it holds no PEM private key`),
+  );
+});
+
 test.run();
