@@ -14,6 +14,8 @@ import type { Arg, BlankLine, Block, CommentNode, Item } from "./tree.js";
 // as explicit alternatives, so every error is reported and parsing always reaches the end. A `}`
 // lost in an indented file has been put back before parsing (recovery.ts): the block it closes is
 // reported as unclosed, and the file after it parses as written.
+// An EmbeddedActionsParser, not a CST parser plus visitor: the actions build the lossless tree in
+// one pass, with no intermediate CST to allocate and walk.
 
 type RawElement =
   | { readonly kind: "newline"; readonly token: IToken }

@@ -42,5 +42,5 @@ function validSummary(warnings: readonly Diagnostic[]): string {
   const refused = warnings.filter((d) => d.refusedByRun).length;
   const count = `${warnings.length} warning${warnings.length === 1 ? "" : "s"}`;
   if (refused === 0) return `valid (${count})`;
-  return `valid (${count}), but spool run refuses it as it stands: ${refused === warnings.length && refused === 1 ? "the warning names" : `${refused} of the warnings name`} a secret it cannot read`;
+  return `valid (${count}), but spool run refuses it as it stands: ${refused === warnings.length && refused === 1 ? "the warning names" : `${refused} of the warnings name`} a file or secret it cannot use`;
 }

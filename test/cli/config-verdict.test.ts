@@ -35,7 +35,7 @@ cli("an unset secret: validate warns that spool run refuses it, and spool run do
   const validate = spool(["config", "validate", "--config", unsetSecret]);
   assert.is(validate.code, 0);
   assert.match(validate.stderr, `${unsetSecret}:2:14: warning: auth token: environment variable SPOOL_VERDICT_UNSET is not set; spool run refuses to start or reload with it`);
-  assert.match(validate.stdout, "valid (1 warning), but spool run refuses it as it stands: the warning names a secret it cannot read");
+  assert.match(validate.stdout, "valid (1 warning), but spool run refuses it as it stands: the warning names a file or secret it cannot use");
   assert.is(spool(["config", "validate", "--strict-secrets", "--config", unsetSecret]).code, 1);
   const run = spool(["run", "--config", unsetSecret, "--db", join(temp.path, "unset.db")]);
   assert.is(run.code, 1);
