@@ -187,7 +187,9 @@ test("service failures: unreachable, wrong CA, 401, 403, 404, 503 — exit 1, no
   await refused(withExport, ["app/ci/PLAIN"], /401 unauthorized/, { token: badToken });
   await refused(withExport, ["app/ci/PLAIN", "secret/X"], /403 forbidden/, { auditFile: "export-audit.log" });
   await refused(plain, ["secret/X"], /secret\/X: 403 forbidden/);
-  await refused(withExport, ["app/ci/PLAIN", "app/ci/NOPE"], /404 not_found/, { auditFile: "export-audit.log" });
+  // Export answers 404 for a missing path as for a disabled export: keep falls back to GETs (the
+  // contract's rule), which fail at the missing path; still nothing is written.
+  await refused(withExport, ["app/ci/PLAIN", "app/ci/NOPE"], /app\/ci\/NOPE: 404 not_found/);
   await refused(plain, ["app/ci/NOPE"], /app\/ci\/NOPE: 404/);
   await refused(full, ["app/ci/PLAIN"], /503 audit_unavailable/);
   await refused(withExport, ["app/ci/"], /list/, { token: readerFile });
