@@ -3,7 +3,7 @@
 // the real `keep serve`. Also the action's shape, shellcheck, and the single executable itself.
 import { execFileSync, spawnSync, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import { join } from "node:path";
 import { suite } from "uvu";
@@ -26,6 +26,8 @@ let binary: string;
 const assets = new Map<string, Buffer>();
 const sha = new Map<string, string>();
 let n = 0;
+const shims = join(process.env.TMPDIR ?? "/tmp", `spool-keep-action-shims-${process.pid}`);
+const shimLog = `${shims}.log`;
 const VALUES = { API_KEY: "action-api-key-value", MULTI_LINE: "multi line one\nmulti line two\n" };
 
 test.before(async () => {
@@ -52,9 +54,18 @@ test.before(async () => {
   });
   await new Promise<void>((done) => release.listen(0, "127.0.0.1", done));
   releaseBase = `https://localhost:${(release.address() as { port: number }).port}/releases/download`;
+  // Shims first on PATH log the arguments of every external command run.sh could write a token with.
+  mkdirSync(shims, { recursive: true });
+  for (const name of ["printf", "echo", "cat", "tee", "cp", "install", "dd", "curl", "sha256sum", "chmod", "mktemp", "rm", "env", "base64"]) {
+    const real = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" }).stdout.trim();
+    if (!real.startsWith("/")) continue;
+    writeFileSync(join(shims, name), `#!/bin/sh\nprintf '%s\\n' "${name} $*" >> "${shimLog}"\nexec "${real}" "$@"\n`, { mode: 0o755 });
+  }
 });
 test.after(async () => {
   release.close();
+  rmSync(shims, { recursive: true, force: true });
+  rmSync(shimLog, { force: true });
   await srv.stop();
   fx.cleanup();
 });
@@ -67,7 +78,7 @@ interface ActionRun extends Run {
 /** Runs run.sh like the runner does, scanning every process's argv for the token meanwhile. */
 async function action(inputs: Record<string, string>, opts: { arch?: string; extraEnv?: NodeJS.ProcessEnv } = {}): Promise<ActionRun> {
   const runner = fakeRunner(fx.dir, `a${n++}`, opts.arch ?? (process.arch === "arm64" ? "ARM64" : "X64"));
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, GITHUB_ENV: runner.githubEnv, RUNNER_TEMP: runner.runnerTemp, RUNNER_ARCH: runner.env.RUNNER_ARCH, CURL_CA_BUNDLE: fx.caFile, KEEP_RELEASE_BASE: releaseBase, ...opts.extraEnv };
+  const env: NodeJS.ProcessEnv = { PATH: `${shims}:${process.env.PATH}`, HOME: process.env.HOME, GITHUB_ENV: runner.githubEnv, RUNNER_TEMP: runner.runnerTemp, RUNNER_ARCH: runner.env.RUNNER_ARCH, CURL_CA_BUNDLE: fx.caFile, KEEP_RELEASE_BASE: releaseBase, ...opts.extraEnv };
   const all = { INPUT_URL: srv.url.replace("127.0.0.1", "localhost"), INPUT_CA: fx.certs.caPem, INPUT_TOKEN: token, INPUT_PATHS: "app/ci/API_KEY\n  app/ci/MULTI_LINE ", INPUT_VERSION: "v1.2.3", INPUT_SHA256_AMD64: sha.get("keep-linux-amd64")!, INPUT_SHA256_ARM64: sha.get("keep-linux-arm64")!, INPUT_BINARY: "", ...inputs };
   let argvHeldToken = false;
   let timer: NodeJS.Timeout | undefined;
@@ -90,6 +101,7 @@ async function action(inputs: Record<string, string>, opts: { arch?: string; ext
   clearInterval(timer);
   scan();
   assertNoLeak(r, [...Object.values(VALUES), token]);
+  if (existsSync(shimLog) && readFileSync(shimLog).includes(token)) argvHeldToken = true;
   return { ...r, runner, argvHeldToken };
 }
 
@@ -179,7 +191,7 @@ test("binary set (a path, or a name on PATH): no download, version and checksums
   chmodSync(join(bin, "keep-recording"), 0o755);
   for (const given of [join(bin, "keep-recording"), "keep-recording"]) {
     requests = [];
-    const r = await action({ INPUT_BINARY: given, INPUT_VERSION: "garbage", INPUT_SHA256_AMD64: "", INPUT_SHA256_ARM64: "" }, { extraEnv: { PATH: `${bin}:${process.env.PATH}` } });
+    const r = await action({ INPUT_BINARY: given, INPUT_VERSION: "garbage", INPUT_SHA256_AMD64: "", INPUT_SHA256_ARM64: "" }, { extraEnv: { PATH: `${shims}:${bin}:${process.env.PATH}` } });
     assertDelivered(r);
     assert.equal(requests, [], "nothing downloaded");
     assert.is(readFileSync(`${record}.mode`, "utf8").trim(), "600");
