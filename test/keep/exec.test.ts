@@ -175,9 +175,12 @@ test("an unreachable service gives 125 at once, with exactly one connection atte
   });
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
   const port = (server.address() as { port: number }).port;
-  await noChild(base(["app/svc/"], tokenFile, `https://127.0.0.1:${port}`), /ECONNRESET|socket/);
-  assert.is(sockets.length, 1, "one connection, no retry");
-  server.close();
+  try {
+    await noChild(base(["app/svc/"], tokenFile, `https://127.0.0.1:${port}`), /ECONNRESET|socket/);
+    assert.is(sockets.length, 1, "one connection, no retry");
+  } finally {
+    server.close();
+  }
   const refused = await noChild(base(["app/svc/"], tokenFile, `https://127.0.0.1:${port}`), /ECONNREFUSED/);
   assert.ok(refused.ms < 10_000);
 });
