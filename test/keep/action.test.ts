@@ -73,7 +73,13 @@ test.after(async () => {
 interface ActionRun extends Run {
   runner: FakeRunner;
   argvHeldToken: boolean;
+  /** External commands run through PATH (the shims' log), e.g. "chmod 0700 /…/keep-linux-amd64". */
+  commands: string[];
+  /** Every execve of the run, from strace when it is installed (else undefined). */
+  execs: string | undefined;
 }
+
+const hasStrace = !spawnSync("strace", ["-V"]).error;
 
 /** Runs run.sh like the runner does, scanning every process's argv for the token meanwhile. */
 async function action(inputs: Record<string, string>, opts: { arch?: string; extraEnv?: NodeJS.ProcessEnv } = {}): Promise<ActionRun> {
@@ -92,7 +98,12 @@ async function action(inputs: Record<string, string>, opts: { arch?: string; ext
       }
     }
   };
-  const r = await run("bash", [runSh], {
+  rmSync(shimLog, { force: true });
+  const straceLog = join(fx.dir, `strace-${n}.log`);
+  // With strace, every execve's arguments are recorded, so even a command run by absolute path
+  // that held the token for a microsecond is seen; without it, the /proc scan and shims remain.
+  const [file, argv] = hasStrace ? ["strace", ["-f", "-qq", "-e", "trace=execve", "-s", "65535", "-o", straceLog, "bash", runSh]] : ["bash", [runSh]];
+  const r = await run(file, argv, {
     env: { ...env, ...all },
     started: (_child: ChildProcess) => {
       timer = setInterval(scan, 5);
@@ -101,8 +112,11 @@ async function action(inputs: Record<string, string>, opts: { arch?: string; ext
   clearInterval(timer);
   scan();
   assertNoLeak(r, [...Object.values(VALUES), token]);
-  if (existsSync(shimLog) && readFileSync(shimLog).includes(token)) argvHeldToken = true;
-  return { ...r, runner, argvHeldToken };
+  const commands = existsSync(shimLog) ? readFileSync(shimLog, "utf8").split("\n").filter(Boolean) : [];
+  if (commands.some((c) => c.includes(token))) argvHeldToken = true;
+  const execs = hasStrace ? readFileSync(straceLog, "utf8") : undefined;
+  if (execs?.includes(token)) argvHeldToken = true;
+  return { ...r, runner, argvHeldToken, commands, execs };
 }
 
 function assertDelivered(r: ActionRun): void {
@@ -111,6 +125,9 @@ function assertDelivered(r: ActionRun): void {
   assert.equal(r.stdout.split("\n").slice(0, -1), expectedMasks(Object.values(VALUES)));
   assert.not.ok(r.argvHeldToken, "no process's argv held the token");
   assert.equal(readdirSync(r.runner.runnerTemp), [], "token, CA and binary are removed afterwards");
+  const sum = r.commands.findIndex((c) => c.startsWith("sha256sum "));
+  const chmod = r.commands.findIndex((c) => c.startsWith("chmod "));
+  if (chmod >= 0) assert.ok(sum >= 0 && sum < chmod, "SHA-256 verified before chmod");
 }
 
 function executables(dir: string): string[] {
@@ -165,6 +182,9 @@ test("a wrong checksum deletes the download, never runs it, and fails", async ()
   const r = await action({ INPUT_SHA256_AMD64: "f".repeat(64), INPUT_SHA256_ARM64: "f".repeat(64) });
   assertFailedUntouched(r, /SHA-256 mismatch/);
   assert.is(r.stdout, "", "nothing ran: no mask line");
+  assert.ok(r.commands.some((c) => c.startsWith("curl ")), "it was downloaded");
+  assert.not.ok(r.commands.some((c) => c.startsWith("chmod ")), "never made executable");
+  if (r.execs !== undefined) assert.not.match(r.execs, /execve\("[^"]*keep\.[^"]*\/keep-linux-/, "never executed");
   assert.equal(readdirSync(r.runner.runnerTemp), [], "no file left at all");
   const bad = await action({ INPUT_SHA256_AMD64: "not-hex", INPUT_SHA256_ARM64: "not-hex" });
   assertFailedUntouched(bad, /64 hex/);
