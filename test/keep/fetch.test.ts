@@ -5,12 +5,13 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { setTimeout as delay } from "node:timers/promises";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { formatAssignments, maskLines } from "../../keep/consumer/actions-env.js";
-import { assertNoLeak, EARLIER_MAP, expectedMasks, fakeRunner, parseEnvFile, runKeep, type FakeRunner } from "./consumer-harness.js";
+import { reportSkipped } from "../helpers/skip.js";
+import { assertNoLeak, EARLIER_MAP, expectedMasks, fakeRunner, parseEnvFile, run, runKeep, type FakeRunner } from "./consumer-harness.js";
 import { issue, keepBin, makeFixture, put, serve, type Fixture, type Served } from "./keep-helpers.js";
 
 const test = suite("keep fetch");
@@ -145,6 +146,27 @@ test("ordering: all mask lines are flushed before the env file is touched (stdou
   assert.ok(stdout.startsWith("::add-mask::big-line-0\n"), "the first byte of stdout is a mask line");
   assert.is(stdout.split("\n").length - 1, 60_001);
   assert.is(parseEnvFile(readFileSync(r.githubEnv, "utf8")).get("PLAIN"), CI.PLAIN);
+});
+
+test("syscalls (strace, when installed): mask writes, then open the env file, one write, fsync", async () => {
+  if (spawnSync("strace", ["-V"]).error) return reportSkipped("keep fetch: syscall order", 1, "strace is not installed");
+  const r = runner();
+  const log = join(fx.dir, "fetch-strace.log");
+  const res = await run("strace", ["-f", "-qq", "-e", "trace=openat,write,writev,pwrite64,fsync,fdatasync", "-s", "0", "-o", log, process.execPath, keepBin, ...args(withExport, ["app/ci/"], r)], { env: r.env });
+  assert.is(res.status, 0, res.stderr);
+  const lines = readFileSync(log, "utf8").split("\n");
+  const open = lines.findIndex((l) => l.includes(`openat(AT_FDCWD, "${r.githubEnv}"`));
+  assert.ok(open > 0, "the env file is opened");
+  const fd = /= (\d+)$/.exec(lines[open])?.[1];
+  assert.ok(fd, lines[open]);
+  const maskWrites = lines.map((l, i) => [l, i] as const).filter(([l]) => /\b(write|writev)\(1,/.test(l));
+  assert.ok(maskWrites.length > 0 && maskWrites.every(([, i]) => i < open), "every stdout write before the env file is opened");
+  const after = lines.slice(open + 1);
+  const fileWrites = after.filter((l) => new RegExp(`\\b(write|writev|pwrite64)\\(${fd},`).test(l));
+  assert.is(fileWrites.length, 1, "one write to the env file");
+  const writeAt = after.findIndex((l) => new RegExp(`\\b(write|writev|pwrite64)\\(${fd},`).test(l));
+  const syncAt = after.findIndex((l) => new RegExp(`\\b(fsync|fdatasync)\\(${fd}`).test(l));
+  assert.ok(syncAt > writeAt, "fsync after the write");
 });
 
 async function refused(s: Served | { url: string }, paths: string[], pattern: RegExp, opts: { token?: string; extra?: string[]; auditFile?: string; replace?: (a: string[]) => string[] } = {}): Promise<void> {
