@@ -121,6 +121,7 @@ async function action(inputs: Record<string, string>, opts: { arch?: string; ext
 
 function assertDelivered(r: ActionRun): void {
   assert.is(r.status, 0, r.stderr);
+  assert.is(r.stderr, "", "nothing on stderr (no SEA warning either)");
   assert.equal([...parseEnvFile(readFileSync(r.runner.githubEnv, "utf8"))], [...EARLIER_MAP, ...Object.entries(VALUES)]);
   assert.equal(r.stdout.split("\n").slice(0, -1), expectedMasks(Object.values(VALUES)));
   assert.not.ok(r.argvHeldToken, "no process's argv held the token");
@@ -188,6 +189,13 @@ test("a wrong checksum deletes the download, never runs it, and fails", async ()
   assert.equal(readdirSync(r.runner.runnerTemp), [], "no file left at all");
   const bad = await action({ INPUT_SHA256_AMD64: "not-hex", INPUT_SHA256_ARM64: "not-hex" });
   assertFailedUntouched(bad, /64 hex/);
+});
+
+test("keep fetch's own failure (403, a collision-free but denied path) fails the step with its status; nothing written", async () => {
+  const r = await action({ INPUT_PATHS: "app/ci/API_KEY secret/X" });
+  assert.is(r.status, 1);
+  assertFailedUntouched(r, /keep fetch: .*403 forbidden/);
+  assert.is(r.stdout, "");
 });
 
 test("version must be vX.Y.Z; a missing asset, an http:// base or an untrusted server fails", async () => {
