@@ -1,13 +1,17 @@
 #!/usr/bin/env node
-// The `keep` command (keep/README.md): serve, the admin commands on a data directory, audit verify
-// and version. Admin failures exit 1 with a message on stderr; usage errors exit 2.
+// The `keep` command (keep/README.md): serve, the admin commands on a data directory, audit verify,
+// version, and the consumer commands fetch and exec. Admin failures exit 1 with a message on stderr; usage errors exit 2.
 import { cac } from "cac";
 import { keepVersion } from "../common/version.js";
 import { verifyAuditFile } from "../server/audit-verify.js";
+import { CONSUMER_COMMANDS, runConsumer } from "./consumer-commands.js";
 import { PolicyError } from "../server/policy.js";
 import { AdminError, ls, put, rm, rotateKey, tokenIssue, tokenRevoke } from "./admin.js";
 import { givenValue, required, UsageError } from "./args.js";
 import { runServe } from "./serve-command.js";
+
+// The consumer commands parse their own flags (keep/consumer/inputs.ts): no flag takes a token.
+if (CONSUMER_COMMANDS.has(process.argv[2])) await runConsumer(process.argv[2], process.argv.slice(3));
 
 // cac matches one word per command; `keep token issue` is registered as "token issue".
 const argv = [...process.argv];
@@ -25,6 +29,8 @@ function admin(work: () => void | string | Promise<void | string>): void {
   })();
 }
 
+cli.command("fetch", "Fetch a set for CI: --format actions-env --github-env FILE (also dotenv, json)");
+cli.command("exec", "Run a program with the set in its environment: … [--report] -- CMD [ARG …]");
 cli.command("version", "Print the Keep version").action(() => process.stdout.write(`${keepVersion}\n`));
 cli
   .command("serve", "Serve secrets over HTTPS")
