@@ -3,7 +3,7 @@
 // (group commit). Each line carries `prev`, the SHA-256 (hex) of the previous line's bytes without
 // its newline (64 zeros for the first line), so an edited, deleted or inserted line breaks the chain.
 import { createHash } from "node:crypto";
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, statSync, writeSync } from "node:fs";
 import { fsync, write } from "node:fs";
 import { promisify } from "node:util";
 
@@ -47,7 +47,7 @@ function tailHash(fd: number): string {
 }
 
 export class AuditLog {
-  private readonly fd: number;
+  private fd: number;
   private prev: string;
   private size: number;
   private queue: Pending[] = [];
@@ -58,9 +58,48 @@ export class AuditLog {
   /** Opens FILE for appending (throws when it cannot); nothing is written. */
   constructor(readonly file: string) {
     this.fd = openSync(file, "a+", 0o600);
+    this.size = 0;
+    this.prev = GENESIS;
+    this.adoptOpenFile();
+  }
+
+  /**
+   * Continues the chain of the file open at `fd`. A last line a crash cut short is ended first, so
+   * the next record is a line of its own (verify then names the torn line, and only it).
+   */
+  private adoptOpenFile(): void {
     const stat = fstatSync(this.fd);
-    this.size = stat.isFile() ? stat.size : 0;
-    this.prev = stat.isFile() ? tailHash(this.fd) : GENESIS;
+    if (!stat.isFile()) return;
+    this.size = stat.size;
+    if (stat.size > 0) {
+      const last = Buffer.alloc(1);
+      readSync(this.fd, last, 0, 1, stat.size - 1);
+      if (last[0] !== 10) this.size += writeSync(this.fd, "\n");
+    }
+    this.prev = tailHash(this.fd);
+  }
+
+  /**
+   * Whether the path still names the file being written. A log moved or deleted (logrotate without
+   * copytruncate, an operator's rm) would otherwise take every later line with it, out of sight:
+   * the path is opened again, and a new file starts a chain of its own.
+   */
+  private followPath(): void {
+    const open = fstatSync(this.fd);
+    if (!open.isFile()) return;
+    let named: ReturnType<typeof statSync> | undefined;
+    try {
+      named = statSync(this.file);
+    } catch {
+      named = undefined;
+    }
+    if (named && named.ino === open.ino && named.dev === open.dev) return;
+    const fd = openSync(this.file, "a+", 0o600);
+    closeSync(this.fd);
+    this.fd = fd;
+    this.size = 0;
+    this.prev = GENESIS;
+    this.adoptOpenFile();
   }
 
   /** Resolves once every event is on disk; rejects when the write or fsync fails. */
@@ -80,6 +119,12 @@ export class AuditLog {
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];
+      try {
+        this.followPath();
+      } catch (error) {
+        for (const p of batch) p.reject(error as Error);
+        continue;
+      }
       const startPrev = this.prev;
       const ts = new Date().toISOString();
       let prev = startPrev;

@@ -1,10 +1,10 @@
 // The audit trail: fail closed (503 audit_unavailable, nothing served), group commit (concurrent
 // reads share an fsync), and the hash chain that `keep audit verify` checks line by line.
-import { readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { AuditLog } from "../../keep/server/audit.js";
+import { AuditLog, lineHash } from "../../keep/server/audit.js";
 import { call, issue, keep, makeFixture, put, serve, type Fixture } from "./keep-helpers.js";
 
 const test = suite("keep: audit trail");
@@ -46,6 +46,41 @@ test("concurrent appends share fsyncs (group commit) and every line lands, chain
   const lines = readFileSync(file, "utf8").trim().split("\n");
   assert.is(lines.length, 200);
   assert.is(keep(["audit", "verify", file]).status, 0);
+});
+
+test("a log moved or deleted while serving is opened again at its path, so no line goes out of sight", async () => {
+  const file = join(fx.dir, "rotated.log");
+  const log = new AuditLog(file);
+  await log.append([{ identity: "ci-app", op: "read", path: "app/p/1" }]);
+  renameSync(file, `${file}.1`);
+  await log.append([{ identity: "ci-app", op: "read", path: "app/p/2" }]);
+  rmSync(file);
+  await log.append([{ identity: "ci-app", op: "read", path: "app/p/3" }]);
+  log.close();
+  assert.match(readFileSync(`${file}.1`, "utf8"), /app\/p\/1/);
+  const current = readFileSync(file, "utf8").trim().split("\n");
+  assert.equal(current.map((l) => JSON.parse(l).path), ["app/p/3"], "the deleted file's successor holds the line written after the rm");
+  assert.is(JSON.parse(current[0]).prev, "0".repeat(64), "a new file starts a chain of its own");
+  assert.is(keep(["audit", "verify", `${file}.1`]).status, 0);
+  assert.is(keep(["audit", "verify", file]).status, 0);
+});
+
+test("a last line a crash cut short is ended before the next record, which stays whole", async () => {
+  const file = join(fx.dir, "torn.log");
+  const first = new AuditLog(file);
+  await first.append([{ identity: "ci-app", op: "read", path: "app/p/1" }]);
+  first.close();
+  appendFileSync(file, '{"ts":"2026-11-27T11:5');
+  const second = new AuditLog(file);
+  await second.append([{ identity: "ci-app", op: "read", path: "app/p/2" }]);
+  second.close();
+  const lines = readFileSync(file, "utf8").trim().split("\n");
+  assert.is(lines.length, 3);
+  assert.is(JSON.parse(lines[2]).path, "app/p/2");
+  assert.is(JSON.parse(lines[2]).prev, lineHash(lines[1]), "the chain goes through the torn line");
+  const v = keep(["audit", "verify", file]);
+  assert.is(v.status, 1);
+  assert.match(v.stderr + v.stdout, /line 2/);
 });
 
 test("the chain continues across restarts and verify accepts it", async () => {
