@@ -8,6 +8,7 @@ import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { parseFlags, resolveSet } from "../consumer/deliver.js";
+import { refuseNulValues } from "../consumer/fetch-set.js";
 import { InputError } from "../consumer/inputs.js";
 
 const FORWARDED = ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"] as const;
@@ -65,6 +66,7 @@ export async function runExec(args: readonly string[]): Promise<number> {
     cmdArgs = args.slice(dash + 2);
     const { values } = parseFlags(before.filter((a) => a !== "--report"), []);
     const secrets = await resolveSet(values);
+    refuseNulValues(secrets);
     env = { ...process.env };
     for (const s of secrets) env[s.name] = s.value;
     names = secrets.map((s) => s.name).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -78,8 +80,17 @@ export async function runExec(args: readonly string[]): Promise<number> {
     return resolved.exit;
   }
   if (report) await say(`delivering ${names.join(" ")}; running ${resolved.path}`);
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn(resolved.path, cmdArgs, { stdio: "inherit", env, argv0: cmd });
+  } catch (error) {
+    // Some start failures are thrown, not emitted: E2BIG (a value over the kernel's 128 KiB limit
+    // for one environment string) among them. The message names the code, never the environment.
+    const code = (error as NodeJS.ErrnoException).code ?? "error";
+    await say(`${cmd}: cannot run (${code === "E2BIG" ? "E2BIG: a delivered value or the environment is too large for the system to pass on" : code})`);
+    return 126;
+  }
   return new Promise<number>((resolve) => {
-    const child = spawn(resolved.path, cmdArgs, { stdio: "inherit", env, argv0: cmd });
     const forward = (signal: NodeJS.Signals) => () => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     };

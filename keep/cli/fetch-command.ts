@@ -8,7 +8,7 @@ import { dirname } from "node:path";
 import { formatAssignments, maskLines, runnerRefusesName } from "../consumer/actions-env.js";
 import { optional, parseFlags, resolveSet } from "../consumer/deliver.js";
 import { InputError } from "../consumer/inputs.js";
-import type { FetchedSecret } from "../consumer/fetch-set.js";
+import { refuseNulValues, type FetchedSecret } from "../consumer/fetch-set.js";
 
 const FORMATS = new Set(["actions-env", "dotenv", "json"]);
 
@@ -91,6 +91,7 @@ export async function runFetch(args: readonly string[]): Promise<number> {
       throw new InputError(`--github-env is only for --format actions-env`);
     }
     secrets = await resolveSet(values, format === "actions-env" ? runnerRefusesName : undefined);
+    if (format !== "json") refuseNulValues(secrets);
   } catch (error) {
     process.stderr.write(`keep fetch: ${(error as Error).message}\n`);
     return 1;

@@ -7,6 +7,8 @@ import { randomBytes } from "node:crypto";
 export function runnerRefusesName(name: string): string | undefined {
   if (/^(GITHUB_|RUNNER_)/i.test(name)) return `"${name}" is reserved by the runner (GITHUB_* and RUNNER_* are refused)`;
   if (name.toUpperCase() === "NODE_OPTIONS") return `"${name}" is refused by the runner (NODE_OPTIONS)`;
+  // Variables that make every later step run code of the value's choosing: a secret is never one.
+  if (/^(BASH_ENV|ENV|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT)$/i.test(name)) return `"${name}" would change how every later step runs programs, and is refused`;
   return undefined;
 }
 

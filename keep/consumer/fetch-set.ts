@@ -1,6 +1,7 @@
 // Fetching a set (keep/README.md, "Consumers"): (1) list each prefix (an empty listing is an error,
 // it may mean the token lacks `list`), (2) name every path (a bad name or a collision refuses the
 // whole set), (3) only then read: one POST /v1/export, or one GET per path when export answers 404.
+import { InputError } from "./inputs.js";
 import { isValidPath, normalizePrefix } from "../common/paths.js";
 import { KeepError, refusal } from "./errors.js";
 import { nameSet } from "./names.js";
@@ -73,4 +74,13 @@ export async function fetchSet(conn: Connection, given: readonly string[], nameC
   const values = await readAll(conn, unique);
   const byPath = new Map(unique.map((p, i) => [p, values[i]]));
   return [...names].map(([name, path]) => ({ path, name, value: byPath.get(path) as string }));
+}
+
+/**
+ * An environment variable cannot hold a NUL byte (the OS cuts it, Node refuses it): a value that has
+ * one is refused by every route that delivers through the environment, naming its path only.
+ */
+export function refuseNulValues(secrets: readonly FetchedSecret[]): void {
+  const bad = secrets.find((s) => s.value.includes("\u0000"));
+  if (bad) throw new InputError(`the value of ${bad.path} (${bad.name}) contains a NUL byte, which an environment variable cannot hold`);
 }

@@ -18,7 +18,9 @@ let srv: Served;
 let tokenFile: string;
 let n = 0;
 const VALUES = { API_KEY: "api-key-secret-1", DB_PASSWORD: "db pass\nline two\r\n" };
-const ALL = [...Object.values(VALUES), "clash-value-a", "clash-value-b"];
+const NUL_VALUE = "nul-secret-5e1\u0000tail";
+const BIG_VALUE = `big-secret-${"x".repeat(200 * 1024)}`;
+const ALL = [...Object.values(VALUES), "clash-value-a", "clash-value-b", "nul-secret-5e1", BIG_VALUE.slice(0, 40)];
 const f = (name: string): string => join(fx.dir, name);
 
 test.before(async () => {
@@ -26,6 +28,8 @@ test.before(async () => {
   for (const [name, value] of Object.entries(VALUES)) put(fx, `app/svc/${name}`, value);
   put(fx, "app/clash/a/KEY", "clash-value-a");
   put(fx, "app/clash/b/KEY", "clash-value-b");
+  put(fx, "app/nul/ZNUL", NUL_VALUE);
+  put(fx, "app/big/BIG", BIG_VALUE);
   tokenFile = f("ci.token");
   issue(fx, "ci-app", tokenFile);
   srv = await serve(fx, ["--enable-export"]);
@@ -165,6 +169,17 @@ test("Keep's failures exit 125 and start no child: token file, flags, refused se
   await noChild(base(["app/svc/"], bad), /401/);
   const r = await runKeep([...base()], {});
   assert.is(r.status, 125, "no -- CMD");
+});
+
+test("a value the environment cannot carry: a NUL byte is Keep's refusal (125), one over the kernel's limit cannot run (126); neither leaks", async () => {
+  const nul = await noChild(base(["app/nul/ZNUL"]), /app\/nul\/ZNUL \(ZNUL\) contains a NUL byte/);
+  assert.not.match(nul.stderr, /at |TypeError/, "a message, not a stack trace");
+  const marker = f(`child-ran-${n++}`);
+  const big = await wrap(["sh", "-c", `touch ${marker}`], { flags: base(["app/big/BIG"]) });
+  assert.is(big.status, 126, big.stderr);
+  assert.match(big.stderr, /E2BIG/);
+  assert.not.match(big.stderr, /xxxx|at /, "no value, no stack trace");
+  assert.not.ok(existsSync(marker), "no child started");
 });
 
 test("an unreachable service gives 125 at once, with exactly one connection attempt (no retry)", async () => {

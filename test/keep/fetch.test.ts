@@ -39,7 +39,7 @@ const CI: Record<string, string> = {
   UNICODE: "ünïcödé-😀\nsecond",
   EQUALS: "k=v<<not-a-heredoc",
 };
-const ALL_VALUES = () => [...Object.values(CI), "clash-value-a", "clash-value-b", "bad-name-value", "reserved-value-1", "reserved-value-2", "reserved-value-3", "other-prefix-value"];
+const ALL_VALUES = () => [...Object.values(CI), "clash-value-a", "clash-value-b", "bad-name-value", "reserved-value-1", "reserved-value-2", "reserved-value-3", "reserved-value-4", "nul-value-5", "other-prefix-value"];
 
 test.before(async () => {
   fx = await makeFixture("fetch");
@@ -51,6 +51,8 @@ test.before(async () => {
   put(fx, "app/res1/GITHUB_TOKEN", "reserved-value-1");
   put(fx, "app/res2/runner_temp", "reserved-value-2");
   put(fx, "app/res3/NODE_OPTIONS", "reserved-value-3");
+  put(fx, "app/res4/BASH_ENV", "reserved-value-4");
+  put(fx, "app/nul/ZNUL", "nul-value-5\u0000tail");
   put(fx, "app/big/BIG", Array.from({ length: 60_000 }, (_, i) => `big-line-${i}`).join("\n"));
   put(fx, "secret/X", "forbidden-value");
   tokenFile = join(fx.dir, "ci.token");
@@ -196,6 +198,9 @@ test("refused sets: bad name, collision (both paths named), empty listing, runne
     await refused(s, ["app/ci/PLAIN", "app/res1/GITHUB_TOKEN"], /app\/res1\/GITHUB_TOKEN.*GITHUB_TOKEN/, { auditFile });
     await refused(s, ["app/res2/"], /runner_temp/, { auditFile });
     await refused(s, ["app/res3/NODE_OPTIONS"], /NODE_OPTIONS/, { auditFile });
+    await refused(s, ["app/res4/BASH_ENV"], /BASH_ENV.*would change how every later step runs programs/, { auditFile });
+    // Known only once read: refused before anything is printed or written, by path and name.
+    await refused(s, ["app/nul/ZNUL"], /app\/nul\/ZNUL \(ZNUL\) contains a NUL byte/);
   }
 });
 
