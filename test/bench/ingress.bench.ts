@@ -9,10 +9,14 @@
 //            per event-loop turn), drained by the same client: what this machine's Node, node:http
 //            and better-sqlite3 can do with none of spool's work. Target ≥ 25k msg/s on SQLite.
 //   With SPOOL_BENCH_POSTGRES_DSN or SPOOL_TEST_POSTGRES_DSN set, both run again against
-//   `spool run` on PostgreSQL (a fresh schema, dropped afterwards): drain target ≥ 8k msg/s.
+//   `spool run` on PostgreSQL (a fresh schema, dropped afterwards): drain target ≥ 8k msg/s. Its
+//   ingress is compared, round by round as above, with a minimal node:http server that
+//   group-commits into PostgreSQL (one multi-row INSERT … RETURNING id per batch of up to 256
+//   bodies collected for ≤ 1 ms, pool 16, up to 16 batches in flight). Target: spool ≥ 0.8× that
+//   reference, p99 ≤ 1.5× its p99 (issue 26).
 // Run: node dist/test/bench/ingress.bench.js   (SPOOL_BENCH_SECONDS: seconds per ingress load (8);
 // SPOOL_BENCH_ROUNDS: ingress rounds, alternating who goes first (3); SPOOL_BENCH_PART=ingress skips
-// the drain part; SPOOL_BENCH_PART=drain skips the timed ingress loads and fills each queue with
+// the drain parts; SPOOL_BENCH_PART=drain skips the timed ingress loads and fills each queue with
 // exactly DRAIN_CAP messages instead, each through its own ingress)
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -36,6 +40,8 @@ const PART = process.env.SPOOL_BENCH_PART ?? "all";
 const ROUNDS = Math.max(1, Number(process.env.SPOOL_BENCH_ROUNDS ?? 3));
 const RATIO_TARGET = 0.8;
 const P99_TARGET_MS = 25;
+/** PostgreSQL ingress: spool's p99 at most this many times the reference's. */
+const PG_P99_FACTOR = 1.5;
 const DRAIN_CAP = 60_000;
 /** Unmeasured requests each server takes before the ingress rounds (compareIngress). */
 const WARMUP_REQUESTS = 20_000;
@@ -45,6 +51,8 @@ let lastSqliteDrain = 0;
 
 if (process.argv[2] === "--reference-server") {
   runReferenceServer(Number(process.argv[3]), process.argv[4]);
+} else if (process.argv[2] === "--pg-reference-server") {
+  runPgReferenceServer(Number(process.argv[3]), process.argv[4], process.argv[5]);
 } else {
   await main();
 }
@@ -83,8 +91,7 @@ async function main(): Promise<void> {
     const cpu = cpuRatio(ref, run);
     if (cpu !== null) console.log(`ingress CPU per request spool/reference: ${cpu.toFixed(2)} (user + system, all threads of each server)`);
 
-    if (PART === "ingress") return;
-    await compareDrain(spool, { pull: referenceUrl, pid: reference.pid });
+    if (PART !== "ingress") await compareDrain(spool, { pull: referenceUrl, pid: reference.pid });
     await drainPostgres(dir, children);
   } finally {
     await stopChildren(children);
@@ -130,8 +137,13 @@ async function drainPostgres(dir: string, children: ChildProcess[]): Promise<voi
   const schema = `spool_bench_ingress_${process.pid}`;
   try {
     const onPostgres = await startSpoolOn(dir, "postgres", children, schema);
-    const pgLoaded = await load(`${onPostgres.ingress}/hooks/bench`, PART === "drain" ? DRAIN_CAP : undefined);
-    console.log(`ingress spool run (PostgreSQL):                                     ${fmt(pgLoaded.rps)} req/s, p99 ${pgLoaded.p99Ms} ms, non-2xx ${pgLoaded.non2xx}`);
+    if (PART === "drain") {
+      const filled = await load(`${onPostgres.ingress}/hooks/bench`, DRAIN_CAP);
+      if (filled.ok < DRAIN_CAP) throw new Error(`filling spool on PostgreSQL stored ${filled.ok} of ${DRAIN_CAP} messages`);
+    } else {
+      await comparePgIngress(onPostgres, schema, children);
+      if (PART === "ingress") return;
+    }
     console.error(`draining spool on PostgreSQL (pid ${onPostgres.pid})`);
     const pgDrained = await withCpuPerUnit(onPostgres.pid, () => drainPullApi(onPostgres.pull), (result) => result.messages);
     console.log(
@@ -143,7 +155,35 @@ async function drainPostgres(dir: string, children: ChildProcess[]): Promise<voi
     await stopChildren(children.splice(0));
     const sql = postgres(PG_DSN, { max: 1, onnotice: () => {} });
     await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}_ref" CASCADE`);
     await sql.end({ timeout: 5 });
+  }
+}
+
+/** Spool on PostgreSQL against the PostgreSQL group-commit reference (its own schema, in the same database). */
+async function comparePgIngress(onPostgres: { ingress: string; pid: number | undefined }, schema: string, children: ChildProcess[]): Promise<void> {
+  const port = await freePort();
+  const reference = spawn(process.execPath, [fileURLToPath(import.meta.url), "--pg-reference-server", String(port), PG_DSN!, `${schema}_ref`], { stdio: "inherit" });
+  children.push(reference);
+  try {
+    await waitFor(`http://127.0.0.1:${port}/ready`, "GET");
+    const { reference: ref, spool: run } = await compareIngress(
+      { url: `http://127.0.0.1:${port}/hooks/bench`, pid: reference.pid },
+      { url: `${onPostgres.ingress}/hooks/bench`, pid: onPostgres.pid },
+    );
+    const ratio = run.rps / ref.rps;
+    const p99Limit = ref.p99Ms * PG_P99_FACTOR;
+    console.log(`ingress reference (node:http + postgres group commit, batch ≤ 256/1 ms, 16 in flight): ${fmt(ref.rps)} req/s, p99 ${ref.p99Ms} ms, non-2xx ${ref.non2xx}${cpuNote(ref.cpuUsPerUnit, "req")}`);
+    console.log(`ingress spool run (PostgreSQL):                                                     ${fmt(run.rps)} req/s, p99 ${run.p99Ms} ms, non-2xx ${run.non2xx}${cpuNote(run.cpuUsPerUnit, "req")}`);
+    console.log(
+      `ingress PostgreSQL ratio spool/reference: ${ratio.toFixed(3)} (target ≥ ${RATIO_TARGET.toFixed(2)}: ${verdict(ratio >= RATIO_TARGET)}), ` +
+        `p99 ${run.p99Ms} ms (target ≤ ${PG_P99_FACTOR}× ${ref.p99Ms} = ${p99Limit.toFixed(1)} ms: ${verdict(run.p99Ms <= p99Limit)})` +
+        (ROUNDS > 1 ? ` over ${ROUNDS} rounds` : ""),
+    );
+    const cpu = cpuRatio(ref, run);
+    if (cpu !== null) console.log(`ingress PostgreSQL CPU per request spool/reference: ${cpu.toFixed(2)} (user + system of each Node server; PostgreSQL's own not counted)`);
+  } finally {
+    await stopChildren(children.splice(children.indexOf(reference), 1));
   }
 }
 
@@ -305,6 +345,69 @@ function runReferenceServer(port: number, path: string): void {
   }).listen(port, "127.0.0.1");
   process.on("SIGTERM", () => {
     db.close();
+    process.exit(0);
+  });
+}
+
+/**
+ * The PostgreSQL ingress reference: node:http, whole body read, bodies collected for at most 1 ms
+ * (or until 256 are waiting) and written by one multi-row INSERT … RETURNING id (bodies as one hex
+ * text[] parameter, as spool passes them; the statement is its own implicit
+ * transaction, committed with the server's synchronous_commit), up to 16 such batches in flight
+ * on a pool of 16; each request is answered 202 after its batch's commit. Table in `schema`, dropped
+ * on SIGTERM.
+ */
+function runPgReferenceServer(port: number, dsn: string, schema: string): void {
+  const sql = postgres(dsn, { max: 16, onnotice: () => {} });
+  const MAX_BATCH = 256;
+  const MAX_IN_FLIGHT = 16;
+  type Waiting = { body: Buffer; res: ServerResponse };
+  let pending: Waiting[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  let inFlight = 0;
+  const ready = (async () => {
+    await sql.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await sql.unsafe(`CREATE TABLE IF NOT EXISTS "${schema}".messages (id bigserial PRIMARY KEY, received_at int8 NOT NULL, body bytea NOT NULL)`);
+  })();
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    while (pending.length > 0 && inFlight < MAX_IN_FLIGHT) {
+      const batch = pending.splice(0, MAX_BATCH);
+      inFlight++;
+      const now = Date.now();
+      sql
+        .unsafe(`INSERT INTO "${schema}".messages (received_at, body) SELECT $1, decode(b, 'hex') FROM unnest($2::text[]) AS b RETURNING id`, [now, batch.map((w) => w.body.toString("hex"))] as never[], { prepare: true })
+        .then(
+          () => batch.forEach((w) => reply(w.res, 202, '{"status":"queued"}')),
+          () => batch.forEach((w) => reply(w.res, 503, '{"error":"unavailable"}')),
+        )
+        .finally(() => {
+          inFlight--;
+          if (pending.length > 0) schedule();
+        });
+    }
+  };
+  const schedule = () => {
+    if (pending.length >= MAX_BATCH) return flush();
+    if (!timer) timer = setTimeout(flush, 1);
+  };
+  const reply = (res: ServerResponse, status: number, body: string) => {
+    res.writeHead(status, { "content-type": "application/json" });
+    res.end(body);
+  };
+  createServer((req, res) => {
+    if (req.url === "/ready") return void ready.then(() => res.end("ok"), () => reply(res, 503, "{}"));
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      pending.push({ body: Buffer.concat(chunks), res });
+      schedule();
+    });
+  }).listen(port, "127.0.0.1");
+  process.on("SIGTERM", async () => {
+    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
+    await sql.end({ timeout: 5 });
     process.exit(0);
   });
 }

@@ -67,7 +67,9 @@ export class EnqueueWriter {
     this.assertOpen();
     const nowMs = this.cx.clock.now();
     const failed = (error: unknown) => this.outcomeOfFailedGroup(writes, nowMs, error);
-    const { errors, dropped } = await this.writeGroupOnce(writes, nowMs, false).catch((error: unknown) =>
+    const { errors, dropped } = await this.writeGroupPipelined(writes, nowMs)
+      .then((outcome) => outcome ?? this.writeGroupOnce(writes, nowMs, false))
+      .catch((error: unknown) =>
       (error as { code?: string }).code === "23505" ? this.writeGroupOnce(writes, nowMs, true).catch(failed) : failed(error),
     );
     if (dropped > 0) this.observer.dropped(dropped);
@@ -112,6 +114,62 @@ export class EnqueueWriter {
       }
     }
     return undefined;
+  }
+
+  /**
+   * The common case in as few round trips as the contract allows: without max_depth the insert
+   * alone (one statement is one transaction); with it, BEGIN + advisory lock + depth read sent
+   * together, then the insert + COMMIT sent together. Null when drop_oldest must remove messages:
+   * that group is written by writeGroupOnce. Throws like writeGroupOnce (a duplicate: code 23505).
+   */
+  private async writeGroupPipelined(writes: readonly PendingWrite<Batch>[], nowMs: number): Promise<GroupOutcome | null> {
+    const maxDepth = positiveOrNull(this.cx.limits.maxDepth);
+    const outcome: GroupOutcome = { errors: writes.map(() => undefined), dropped: 0 };
+    if (maxDepth === null) {
+      await this.cx.sql.unsafe(q.INSERT_MESSAGES_AND_NOTIFY, this.insertParams(writes.flatMap((w) => w.items), nowMs), { prepare: true });
+      return outcome;
+    }
+    const conn = await this.cx.sql.reserve();
+    let open = false;
+    try {
+      open = true;
+      const [, , [{ active }]] = await Promise.all([
+        conn`BEGIN`,
+        conn`SELECT pg_advisory_xact_lock(hashtext(${this.admissionLockKey}))`,
+        // A statement of its own, so its snapshot is taken once the lock is held.
+        conn`SELECT coalesce(sum(active), 0)::int8 AS active FROM queue_depth`,
+      ]);
+      const admission: Admission = { maxDepth, room: maxDepth - Number(active) };
+      if (this.cx.limits.dropOldest && writes.reduce((n, w) => n + w.items.length, 0) > admission.room) {
+        open = false;
+        await conn`ROLLBACK`;
+        return null;
+      }
+      const admitted: number[] = [];
+      for (const [i, write] of writes.entries()) {
+        const refused = admit(admission, write.items.length);
+        if (refused) outcome.errors[i] = refused;
+        else admitted.push(i);
+      }
+      if (admitted.length === 0) {
+        open = false;
+        await conn`ROLLBACK`;
+        return outcome;
+      }
+      const insert = conn.unsafe(q.INSERT_MESSAGES_AND_NOTIFY, this.insertParams(admitted.flatMap((i) => writes[i].items), nowMs), { prepare: true });
+      // After a failed insert the server answers this COMMIT with a rollback.
+      const commit = conn`COMMIT`;
+      open = false;
+      const [inserted, committed] = await Promise.allSettled([insert, commit]);
+      if (inserted.status === "rejected") throw inserted.reason;
+      if (committed.status === "rejected") throw committed.reason;
+      return outcome;
+    } catch (error) {
+      if (open) await conn`ROLLBACK`.catch(() => {});
+      throw error;
+    } finally {
+      conn.release();
+    }
   }
 
   private async writeGroupOnce(writes: readonly PendingWrite<Batch>[], nowMs: number, perCaller: boolean): Promise<GroupOutcome> {
