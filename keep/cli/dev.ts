@@ -43,7 +43,6 @@ export async function prepareDev(listen: string | undefined): Promise<ServeOptio
   if (!existsSync(f("policy.toml"))) writeFileSync(f("policy.toml"), DEMO_POLICY, { mode: 0o644 });
   const data = f("data");
   if (!existsSync(data)) {
-    mkdirSync(data, { recursive: true, mode: 0o700 });
     const store = new SecretStore(data);
     for (const [path, value] of Object.entries(DEMO_SECRETS)) store.put(path, Buffer.from(value, "utf8"));
     store.close();

@@ -7,9 +7,10 @@ import { spawn } from "node:child_process";
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { join } from "node:path";
-import { parseFlags, resolveSet } from "../consumer/deliver.js";
+import { byteOrder } from "../common/paths.js";
+import { resolveSet } from "../consumer/deliver.js";
 import { refuseNulValues } from "../consumer/fetch-set.js";
-import { InputError } from "../consumer/inputs.js";
+import { InputError, parseConsumerFlags } from "../consumer/inputs.js";
 
 const FORWARDED = ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"] as const;
 const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -64,12 +65,12 @@ export async function runExec(args: readonly string[]): Promise<number> {
     cmd = args[dash + 1];
     if (cmd === undefined || cmd === "") throw new InputError("no command after --");
     cmdArgs = args.slice(dash + 2);
-    const { values } = parseFlags(before.filter((a) => a !== "--report"), []);
+    const { values } = parseConsumerFlags(before.filter((a) => a !== "--report"));
     const secrets = await resolveSet(values);
     refuseNulValues(secrets);
     env = { ...process.env };
     for (const s of secrets) env[s.name] = s.value;
-    names = secrets.map((s) => s.name).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    names = secrets.map((s) => s.name).sort(byteOrder);
   } catch (error) {
     await say((error as Error).message);
     return 125;

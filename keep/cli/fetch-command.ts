@@ -6,8 +6,8 @@
 import { accessSync, closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { formatAssignments, maskLines, runnerRefusesName } from "../consumer/actions-env.js";
-import { optional, parseFlags, resolveSet } from "../consumer/deliver.js";
-import { InputError } from "../consumer/inputs.js";
+import { optional, resolveSet } from "../consumer/deliver.js";
+import { InputError, parseConsumerFlags } from "../consumer/inputs.js";
 import { refuseNulValues, type FetchedSecret } from "../consumer/fetch-set.js";
 
 const FORMATS = new Set(["actions-env", "dotenv", "json"]);
@@ -77,7 +77,7 @@ export async function runFetch(args: readonly string[]): Promise<number> {
   let format: string;
   let envFile: string | undefined;
   try {
-    const { values, rest } = parseFlags(args, ["format", "github-env"]);
+    const { values, rest } = parseConsumerFlags(args, ["format", "github-env"]);
     if (rest.length > 0 || args.includes("--")) throw new InputError("keep fetch takes no arguments after --");
     const given = optional(values, "format");
     if (given === undefined) throw new InputError("--format is required (actions-env, dotenv or json)");

@@ -4,7 +4,7 @@
 import { isValidPath, normalizePrefix } from "../common/paths.js";
 import { refusal } from "../consumer/errors.js";
 import { fetchSet, listPrefix, readOne } from "../consumer/fetch-set.js";
-import { makeAgent, type Connection } from "../consumer/transport.js";
+import { connect, type Connection } from "../consumer/transport.js";
 import { SecretValue } from "./secret-value.js";
 
 export { KeepError } from "../consumer/errors.js";
@@ -37,7 +37,7 @@ function checkOptions(options: KeepClientOptions): Connection {
   if (base.protocol !== "https:") throw new TypeError(`KeepClient: url must be https:, not ${base.protocol}`);
   if (base.search || base.hash || base.username || base.password) throw new TypeError("KeepClient: url takes no query, fragment or credentials");
   const caText = typeof ca === "string" ? ca : Buffer.from(ca);
-  return { base, token, ca: caText, timeoutMs, agent: makeAgent(caText) };
+  return connect(base, token, caText, timeoutMs);
 }
 
 export class KeepClient {

@@ -3,9 +3,19 @@
 
 const SEGMENT = /^[A-Za-z0-9._-]+$/;
 
+/** One literal segment of a path (or of a policy glob). */
+export function isValidSegment(segment: string): boolean {
+  return SEGMENT.test(segment) && segment !== "." && segment !== "..";
+}
+
 export function isValidPath(path: string): boolean {
   if (typeof path !== "string" || path.length === 0 || path.length > 1024) return false;
-  return path.split("/").every((s) => SEGMENT.test(s) && s !== "." && s !== "..");
+  return path.split("/").every(isValidSegment);
+}
+
+/** A path, or a prefix marked by its trailing "/" (not "/" alone), as consumers are given them. */
+export function isValidPathOrPrefix(given: string): boolean {
+  return given.endsWith("/") ? given !== "/" && normalizePrefix(given) !== undefined : isValidPath(given);
 }
 
 /**

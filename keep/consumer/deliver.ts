@@ -2,21 +2,12 @@
 // "Consumers"). Every refusal happens here, before any output, env file or child.
 import { fetchSet, type FetchedSecret } from "./fetch-set.js";
 import { InputError, loadConsumerInputs, parseConsumerFlags } from "./inputs.js";
-import { makeAgent, type Connection } from "./transport.js";
-
-export interface Parsed {
-  values: Map<string, string[]>;
-  rest: string[];
-}
-
-export function parseFlags(args: readonly string[], extra: readonly string[]): Parsed {
-  return parseConsumerFlags(args, new Set(extra));
-}
+import { connect } from "./transport.js";
 
 /** Reads the inputs (flags, token file, CA) and fetches the set, or throws a KeepError. */
 export async function resolveSet(values: Map<string, string[]>, nameCheck?: (name: string) => string | undefined): Promise<FetchedSecret[]> {
   const inputs = loadConsumerInputs(values);
-  const conn: Connection = { base: inputs.url, token: inputs.token, ca: inputs.ca, timeoutMs: 30_000, agent: makeAgent(inputs.ca) };
+  const conn = connect(inputs.url, inputs.token, inputs.ca, 30_000);
   try {
     return await fetchSet(conn, inputs.paths, nameCheck);
   } finally {

@@ -2,7 +2,7 @@
 // it may mean the token lacks `list`), (2) name every path (a bad name or a collision refuses the
 // whole set), (3) only then read: one POST /v1/export, or one GET per path when export answers 404.
 import { InputError } from "./inputs.js";
-import { isValidPath, normalizePrefix } from "../common/paths.js";
+import { isValidPath, isValidPathOrPrefix, normalizePrefix } from "../common/paths.js";
 import { KeepError, refusal } from "./errors.js";
 import { nameSet } from "./names.js";
 import { call, type Connection } from "./transport.js";
@@ -57,7 +57,7 @@ async function readAll(conn: Connection, paths: string[]): Promise<string[]> {
  */
 export async function fetchSet(conn: Connection, given: readonly string[], nameCheck?: (name: string) => string | undefined): Promise<FetchedSecret[]> {
   for (const p of given) {
-    if (p.endsWith("/") ? normalizePrefix(p) === undefined || p === "/" : !isValidPath(p)) throw refusal("invalid_path", `invalid path ${JSON.stringify(p)}`);
+    if (!isValidPathOrPrefix(p)) throw refusal("invalid_path", `invalid path ${JSON.stringify(p)}`);
   }
   const paths: string[] = [];
   for (const p of new Set(given)) {

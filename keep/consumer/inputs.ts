@@ -3,7 +3,7 @@
 // failure) and repeated --path. No flag takes a token value: `--token` is an unknown flag. Every
 // check runs before any connection.
 import { readFileSync } from "node:fs";
-import { isValidPath, normalizePrefix } from "../common/paths.js";
+import { isValidPathOrPrefix } from "../common/paths.js";
 import { KeepError } from "./errors.js";
 
 export interface ConsumerInputs {
@@ -22,7 +22,8 @@ export class InputError extends KeepError {
 const VALUE_FLAGS = new Set(["url", "ca", "token-file", "path"]);
 
 /** Splits `--flag value` / `--flag=value` pairs; stops at `--`. Unknown flags (`--token` too) fail. */
-export function parseConsumerFlags(args: readonly string[], extra: ReadonlySet<string> = new Set()): { values: Map<string, string[]>; rest: string[] } {
+export function parseConsumerFlags(args: readonly string[], extraFlags: readonly string[] = []): { values: Map<string, string[]>; rest: string[] } {
+  const extra = new Set(extraFlags);
   const values = new Map<string, string[]>();
   let i = 0;
   for (; i < args.length && args[i] !== "--"; i++) {
@@ -68,8 +69,7 @@ export function loadConsumerInputs(values: Map<string, string[]>): ConsumerInput
   const paths = [...new Set(values.get("path") ?? [])];
   if (paths.length === 0) throw new InputError("--path is required");
   for (const p of paths) {
-    const ok = p.endsWith("/") ? p !== "/" && normalizePrefix(p) !== undefined : isValidPath(p);
-    if (!ok) throw new InputError(`invalid --path ${JSON.stringify(p)}`);
+    if (!isValidPathOrPrefix(p)) throw new InputError(`invalid --path ${JSON.stringify(p)}`);
   }
   const caFile = one(values, "ca");
   let ca: Buffer;

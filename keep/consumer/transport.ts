@@ -13,8 +13,13 @@ export interface Connection {
 
 const MAX_RESPONSE = 256 * 1024 * 1024;
 
-export function makeAgent(ca: string | Buffer): Agent {
+function makeAgent(ca: string | Buffer): Agent {
   return new Agent({ keepAlive: true, ca, rejectUnauthorized: true, minVersion: "TLSv1.2" });
+}
+
+/** A connection to one Keep server that trusts `ca` alone (the library and the consumer programs). */
+export function connect(base: URL, token: string, ca: string | Buffer, timeoutMs: number): Connection {
+  return { base, token, ca, timeoutMs, agent: makeAgent(ca) };
 }
 
 export interface Answer {

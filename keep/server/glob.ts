@@ -7,7 +7,7 @@ export interface Glob {
   readonly segments: readonly string[];
 }
 
-const LITERAL = /^[A-Za-z0-9._-]+$/;
+import { isValidSegment } from "../common/paths.js";
 
 /** The compiled glob, or an error message naming what is wrong. */
 export function compileGlob(source: string): Glob | string {
@@ -16,7 +16,7 @@ export function compileGlob(source: string): Glob | string {
   for (const [i, seg] of segments.entries()) {
     if (seg === "**") {
       if (i !== segments.length - 1) return `"**" may only be the last segment (in ${JSON.stringify(source)})`;
-    } else if (seg !== "*" && (!LITERAL.test(seg) || seg === "." || seg === "..")) {
+    } else if (seg !== "*" && !isValidSegment(seg)) {
       return `invalid segment ${JSON.stringify(seg)} in ${JSON.stringify(source)} (a segment is a literal, "*" or a final "**")`;
     }
   }

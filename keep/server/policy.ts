@@ -24,10 +24,6 @@ export class Policy {
     return this.grants.has(name);
   }
 
-  get identities(): string[] {
-    return [...this.grants.keys()];
-  }
-
   /** Whether `identity` holds `capability` on `path` (the union of all its policies' rules). */
   allows(identity: string, capability: Capability, path: string): boolean {
     for (const rule of this.grants.get(identity) ?? []) {
@@ -43,6 +39,11 @@ class Checker {
   private readonly locator: PolicyLocator;
   constructor(private readonly file: string, source: string) {
     this.locator = new PolicyLocator(source);
+  }
+
+  /** Where the top-level table or key `key` is written. */
+  header(key: string): Position {
+    return this.locator.header(key);
   }
 
   fail(at: Position, message: string): never {
@@ -114,7 +115,7 @@ export function parsePolicy(source: string, file: string): Policy {
     throw error;
   }
   for (const key of Object.keys(doc)) {
-    if (key !== "identity" && key !== "policy") c.fail(new PolicyLocator(source).header(key), `unknown table or key "${key}" (allowed: [[identity]], [[policy]])`);
+    if (key !== "identity" && key !== "policy") c.fail(c.header(key), `unknown table or key "${key}" (allowed: [[identity]], [[policy]])`);
   }
   const policies = new Map<string, Rule[]>();
   let ruleBase = 0;
