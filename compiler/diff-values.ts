@@ -1,11 +1,9 @@
 // How `config diff --semantic` prints a value: as the Spoolfile writes it (`5s`, `2mb`, `on`), and
 // never a credential. Secret values, basic-auth passwords, header/query/env values, vars values and
 // a URL's password, exec arguments are compared but print as `(redacted)`; a secret source prints by its name.
-import { redactUrlPasswords } from "./url-redact.js";
+import { redactUrlPasswords, URL_REDACTED as REDACTED } from "./url-redact.js";
 import type { ValueKind } from "./diff-names.js";
 
-/** `scheme://user:password@`: the password part. */
-const REDACTED = "(redacted)";
 const NOT_SET = "(not set)";
 
 /** A value as printed, in Spoolfile syntax. */

@@ -12,7 +12,7 @@ export { unifiedDiff } from "./diff.js";
 export { diffConfigs, renderChanges, type ConfigChange } from "./semantic-diff.js";
 export { semanticChanges } from "./diff-masking.js";
 export { setRouteLabels, type EditResult, type RouteLabels } from "./edit.js";
-export { LOG_DIAGNOSTICS_HINT, logSafeDiagnostics, logSafeMessage } from "./log-diagnostics.js";
+export { LOG_DIAGNOSTICS_HINT, logSafeDiagnostics } from "./log-diagnostics.js";
 export { writeFileAtomically, replaceFileAtomically, type Replacement } from "./rewrite.js";
 export { DEFAULTS } from "./defaults.js";
 export { isLoopbackHost } from "./values.js";
@@ -46,4 +46,4 @@ export function loadSpoolfile(path: string, options: CompileOptions = {}): Compi
   return { ...compileSpoolfile(read.text, path, options), text: read.text, fingerprint: read.fingerprint };
 }
 // The runtime and the CLI read diagnostics through the compiler, never from grammar/ directly.
-export { renderDiagnostic, hasErrors, DIAGNOSTIC_CODES, DIAGNOSTIC_SENTENCES, type Diagnostic, type DiagnosticCode } from "../grammar/index.js";
+export { renderDiagnostic, hasErrors, DIAGNOSTIC_SENTENCES, type Diagnostic, type DiagnosticCode } from "../grammar/index.js";

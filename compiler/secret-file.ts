@@ -7,7 +7,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs
 export const MAX_SECRET_FILE_BYTES = 1024 * 1024;
 
 /** A file that exists but may not be read as a secret: `reason` says why, for the diagnostic. */
-export class UnreadableFileError extends Error {
+class UnreadableFileError extends Error {
   constructor(
     readonly path: string,
     readonly reason: string,

@@ -47,9 +47,6 @@ export const DIAGNOSTIC_SENTENCES = {
 
 export type DiagnosticCode = keyof typeof DIAGNOSTIC_SENTENCES;
 
-/** The codes, for docs and tests. */
-export const DIAGNOSTIC_CODES = Object.keys(DIAGNOSTIC_SENTENCES) as DiagnosticCode[];
-
 /** What a diagnostic is about, apart from its sentence: the structured part. */
 export interface Problem {
   readonly code: DiagnosticCode;

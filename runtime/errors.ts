@@ -222,6 +222,11 @@ const STORE_ANSWERS: Readonly<Record<StoreApi, StoreAnswers>> = {
 };
 
 /** A failed store call as `api` answers it; a failure that is not a StoreError is `unavailable`. */
+/** A store failure as `api` answers it; any other error as it is (an ApiError, or an internal error). */
+export function answerStoreError(thrown: unknown, api: StoreApi): unknown {
+  return thrown instanceof StoreError ? storeApiError(thrown, api) : thrown;
+}
+
 export function storeApiError(thrown: unknown, api: StoreApi): ApiError {
   const answers = STORE_ANSWERS[api];
   const refusal = thrown instanceof StoreError ? answers.refusals[thrown.code] : undefined;

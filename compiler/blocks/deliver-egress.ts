@@ -45,7 +45,7 @@ function compiledOnce(policy: EgressPolicy): CompiledEgressPolicy {
  * Whether the scheme, and the host, are written in the argument rather than coming through a
  * placeholder. A placeholder in the port or path decides nothing the policy looks at.
  */
-export function writtenLiterally(raw: string): { scheme: boolean; host: boolean } {
+function writtenLiterally(raw: string): { scheme: boolean; host: boolean } {
   const m = /^\s*([^:/?#{]+):\/\/([^/?#]*)/.exec(raw);
   if (!m) return { scheme: false, host: false };
   const hostPort = m[2].slice(m[2].lastIndexOf("@") + 1);

@@ -8,8 +8,8 @@ import { readBareBlock, readBlock, scalar, type DirectiveRule } from "../block-r
 import { spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { SecretSource } from "../ir.js";
-import { decodeBool, decodeLabel, decodeOneOf, decodePath, decodeSecretSource, expectArgs, expectNoBlock, singleArgOf } from "../values.js";
-import { compileRateLimit } from "./apis.js";
+import { decodeBool, decodeLabel, decodeOneOf, decodePath, expectArgs, expectNoBlock, singleArgOf } from "../values.js";
+import { authTokenInto, compileRateLimit } from "./apis.js";
 import { compileDeliver } from "./deliver.js";
 import { checkDeliverEgress } from "./deliver-egress.js";
 import { compileMatchBlock, mergeCriteria } from "./matcher.js";
@@ -150,22 +150,11 @@ function compilePull(cx: CompileContext, x: Directive): PullDraft {
         if (v) state.path = v;
       },
     },
-    auth: { repeatable: true, handle: (t) => compilePullToken(cx, t, tokens) },
+    auth: { repeatable: true, handle: (t) => authTokenInto(cx, t, "pull", tokens) },
   });
   if (tokens.length > 0) state.tokens = tokens;
   if (x.block && !pathGiven && !cx.failedWithin(x, "path")) cx.error(spanOf(x), "missing_directive", "path /name inside pull { … }", "pull: path is required (pull { path /name })");
   return state;
-}
-
-function compilePullToken(cx: CompileContext, t: Directive, tokens: SecretSource[]): void {
-  if (!expectArgs(cx, t, 2, 2, "auth token <source>") || !expectNoBlock(cx, t)) return;
-  const kind = t.args[0];
-  if (kind.value !== "token") {
-    cx.error(kind.span, "expected_enum", '"token" (auth token <source>)', `pull auth: expected "token", got ${JSON.stringify(kind.value)}`, { found: kind.value });
-    return;
-  }
-  const s = decodeSecretSource(cx, t.args[1], "pull auth token");
-  if (s) tokens.push(s);
 }
 
 /** `deliver "<url>" { … }` or `deliver exec "<program>" { … }`: one target, checked against the egress policy. */

@@ -4,10 +4,9 @@
 // writes exactly one audit record, refused or not (docs/decisions.md D29).
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ApiError, apiError, storeApiError, toApiError } from "../errors.js";
+import { answerStoreError, ApiError, apiError, toApiError } from "../errors.js";
 import { ClientGoneError, readBody } from "../http/body.js";
 import { sendError, sendJson } from "../http/respond.js";
-import { StoreError } from "../store/store.js";
 import type { AuditMetadata, AuditRecord } from "./audit-record.js";
 import { checkAuditHeaders, readAuditHeaders, type AuditContext } from "./audit-headers.js";
 import { DEFAULT_ADMIN_MAX_BODY_BYTES, type AdminDeps } from "./deps.js";
@@ -32,7 +31,7 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
   const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_ADMIN_MAX_BODY_BYTES;
 
   const answerFailure = (res: ServerResponse, thrown: unknown): ApiError => {
-    const error = toApiError(thrown instanceof StoreError ? storeApiError(thrown, "admin") : thrown);
+    const error = toApiError(answerStoreError(thrown, "admin"));
     if (error.code === "internal_error" && !(thrown instanceof ApiError)) deps.onUnexpectedError?.(thrown);
     sendError(res, error);
     return error;

@@ -6,10 +6,10 @@
 // batch and in the store) before one all-or-nothing enqueue, so a refused batch writes nothing and
 // names the first offending item.
 import type { PublishPolicy, Route } from "../../compiler/ir.js";
-import { ApiError, apiError, storeApiError } from "../errors.js";
+import { answerStoreError, ApiError, apiError } from "../errors.js";
 import { parseStrictJson } from "../http/json.js";
 import type { NewMessage } from "../store/records.js";
-import { MAX_ENQUEUE_BATCH, StoreError } from "../store/store.js";
+import { MAX_ENQUEUE_BATCH } from "../store/store.js";
 import type { AuditScope } from "./audit-record.js";
 import type { AdminDeps } from "./deps.js";
 import { refuseQuery } from "./params.js";
@@ -149,7 +149,7 @@ async function publishBatch(deps: AdminDeps, messages: NewMessage[], mode: "dire
   // Checked here too (the store also refuses duplicates atomically) so the answer names the item
   // without relying on the backend's error detail.
   const existing = await deps.store.getMessages([...firstIndex.keys()]).catch((error: unknown) => {
-    throw error instanceof StoreError ? storeApiError(error, "admin") : error;
+    throw answerStoreError(error, "admin");
   });
   if (existing.length > 0) {
     const index = Math.min(...existing.map((view) => firstIndex.get(view.id) ?? Infinity));
@@ -158,7 +158,7 @@ async function publishBatch(deps: AdminDeps, messages: NewMessage[], mode: "dire
   try {
     await deps.store.enqueue(messages);
   } catch (error) {
-    throw error instanceof StoreError ? storeApiError(error, "admin") : error;
+    throw answerStoreError(error, "admin");
   }
   const count = messages.length;
   deps.metrics?.publish.accepted.inc(count);

@@ -21,7 +21,7 @@ import type { AppContext, AppDeps, AppService, BoundAddress, SpoolApp } from "./
 export type { AppContext, AppDeps, AppService, BoundAddress, ReloadOutcome, SpoolApp } from "./types.js";
 
 /** The default of stop(): running deliveries and requests in flight get this long (docs/decisions.md D54: 10 s, exit within 15 s). */
-export const DEFAULT_STOP_DEADLINE_MS = 10_000;
+const DEFAULT_STOP_DEADLINE_MS = 10_000;
 
 export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
   const clock = deps.clock ?? systemClock;

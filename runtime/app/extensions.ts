@@ -1,19 +1,12 @@
 // The parts `spool run` mounts on the app's seams: the Admin API behind the admin token, the
 // push/exec delivery service, and the trend signals of /healthz?details=1. Wiring only: each part
 // is built by its own folder (runtime/admin/mount.ts, runtime/delivery/service.ts).
-import type { CompileOptions } from "../../compiler/index.js";
-import { adminTrendSignals, mountAdminApi } from "../admin/mount.js";
+import { adminTrendSignals, mountAdminApi, type AdminMountOptions } from "../admin/mount.js";
 import { createDeliveryService } from "../delivery/service.js";
 import type { AppContext, AppDeps, AppService } from "./types.js";
 
-export interface ExtensionOptions {
-  /** The Spoolfile management PUT/DELETE rewrite. */
-  readonly configPath: string;
-  /** How a rewritten file is compiled before it is applied (the same options `spool run` loads with). */
-  readonly compileOptions: CompileOptions;
-  /** Where audit lines go (stderr by default: docs/decisions.md D29). */
-  readonly writeAuditLine?: (line: string) => void;
-}
+/** What `spool run` gives the Admin API's mount (the file management rewrites, how it compiles, the audit sink). */
+export type ExtensionOptions = AdminMountOptions;
 
 export function spoolExtensions(options: ExtensionOptions): Pick<AppDeps, "admin" | "services" | "trendSignals"> {
   return {

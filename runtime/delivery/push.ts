@@ -5,7 +5,7 @@ import { timerDelayMs } from "../time/clock.js";
 import { EventEmitter } from "node:events";
 import { request, type Dispatcher } from "undici";
 import { resultForNetworkError, resultForPolicyDenial, resultForStatus, type AttemptResult } from "./classify.js";
-import { checkEgressUrl, compileEgressPolicy, isEgressDenied, type CompiledEgressPolicy, type EgressDecision, type EgressPolicy } from "./egress.js";
+import { checkEgressUrl, compileEgressPolicy, EgressDeniedError, isEgressDenied, type CompiledEgressPolicy, type EgressDecision, type EgressPolicy } from "./egress.js";
 import { parseRetryAfter } from "./retry.js";
 import { NoValidSecretError, type Signer } from "./sign.js";
 
@@ -99,7 +99,7 @@ async function attemptWithRedirects(input: PushInput, policy: CompiledEgressPoli
   const origin = new URL(input.url).origin;
   for (let redirects = 0; ; redirects++) {
     const urlDecision = cachedUrlDecision(policy, url);
-    if (!urlDecision.allowed) return withRedirects(resultForPolicyDenial(`egress denied: ${urlDecision.reason}`), redirects); // as EgressDeniedError words it (docs/delivery.md)
+    if (!urlDecision.allowed) return withRedirects(resultForPolicyDenial(new EgressDeniedError(urlDecision.reason).message), redirects);
 
     let headers: Record<string, string>;
     try {

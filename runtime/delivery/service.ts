@@ -69,7 +69,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): DeliveryServic
   function logAttempt(event: AttemptEvent): void {
     if (!log) return;
     if (event.outcome === "retry" && log.enabled("info")) log.info("delivery_retry", retryFields(event));
-    else if (event.outcome === "dead") log.warn("delivery_dead", deadFields(event));
+    else if (event.outcome === "dead" && log.enabled("warn")) log.warn("delivery_dead", deadFields(event));
     if (!log.enabled("debug")) return;
     log.debug("delivery attempt", {
       route: event.route,
@@ -126,7 +126,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): DeliveryServic
 }
 
 /** How much of a failed program's stderr a retry or dead line carries. */
-export const LOGGED_STDERR_BYTES = 2048;
+const LOGGED_STDERR_BYTES = 2048;
 
 /** One line per retry (info): which message is retried, why, and when it is due again. */
 function retryFields(event: AttemptEvent): LogFields {

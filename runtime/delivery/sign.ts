@@ -4,6 +4,7 @@
 // "Signing"), so a rotated file takes effect without a reload.
 import { createHash, createHmac } from "node:crypto";
 import { decodeStandardWebhooksKey, readSecretFile, type SignConfig } from "../../compiler/index.js";
+import { hmacStringToSign } from "../auth/hmac.js";
 import type { ResolvedSecret } from "../auth/types.js";
 
 /** A ResolvedSecret (runtime/auth/types.ts) whose value is text, and for a `file:` secret its file. */
@@ -126,9 +127,7 @@ export function selectSecret(secrets: readonly SigningSecret[], selection: Secre
 
 /** hex HMAC-SHA256(secret, `METHOD\n<path without query>\n<unix seconds>\n<hex sha256(body)>`). */
 export function signSpoolHmac(secret: string, method: string, url: string, unixSecondsValue: number, body: Buffer): string {
-  const bodyHash = createHash("sha256").update(body).digest("hex");
-  const canonical = `${method.toUpperCase()}\n${signedPath(url)}\n${unixSecondsValue}\n${bodyHash}`;
-  return createHmac("sha256", secret).update(canonical).digest("hex");
+  return createHmac("sha256", secret).update(hmacStringToSign(method, signedPath(url), String(unixSecondsValue), body)).digest("hex");
 }
 
 /** base64 HMAC-SHA256(key, `<id>.<timestamp>.<body>`) per the Standard Webhooks scheme. */

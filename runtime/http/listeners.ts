@@ -67,7 +67,7 @@ function prefixesOverlap(a: string, b: string): boolean {
 }
 
 /** `/api` covers `/api` and `/api/x`, not `/apix`. */
-export function withinPrefix(path: string, prefix: string): boolean {
+function withinPrefix(path: string, prefix: string): boolean {
   if (prefix === "") return true;
   return path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 0x2f);
 }

@@ -169,7 +169,6 @@ function nodeServer(options: HttpServerOptions, listener: (req: IncomingMessage,
   return { server, refreshTls };
 }
 
-/** Every request's way in: framing refusals, then the handler, its failures answered. */
 /** Every open connection (for HTTPS, once its handshake is done: the socket requests arrive on). */
 function trackConnections(server: Server | HttpsServer, tls: boolean): ReadonlySet<Socket> {
   const open = new Set<Socket>();
@@ -189,6 +188,7 @@ function dropConnectionsWithoutRequest(open: ReadonlySet<Socket>, inFlight: InFl
   for (const socket of open) if (!inFlight.has(socket)) socket.destroy();
 }
 
+/** Every request's way in: framing refusals, then the handler, its failures answered. */
 function requestListener(handler: RequestHandler, options: HttpServerOptions, inFlight: InFlight, closing: () => boolean) {
   return function listener(req: IncomingMessage, res: ServerResponse): void {
     const socket = req.socket;

@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { DIAGNOSTIC_SENTENCES } from "../../grammar/diagnostic.js";
 import { repoPath } from "../helpers/repo.js";
 
 const test = suite("documentation");
@@ -78,6 +79,12 @@ test("LICENSE holds the Apache License 2.0 that package.json names", () => {
   const license = readFileSync(repoPath("LICENSE"), "utf8");
   assert.match(license, /Apache License\s+Version 2\.0, January 2004/);
   assert.match(license, /END OF TERMS AND CONDITIONS/);
+});
+
+test("docs/cli.md lists every diagnostic code with its sentence", () => {
+  const cli = readFileSync(repoPath("docs", "cli.md"), "utf8");
+  const missing = Object.entries(DIAGNOSTIC_SENTENCES).filter(([code, sentence]) => !cli.includes(`| \`${code}\` | ${sentence} |`));
+  assert.equal(missing, []);
 });
 
 test.run();

@@ -74,7 +74,7 @@ export function openMemoryStore(deps: MemoryStoreDeps): Store {
     clock,
     // The work itself is synchronous.
     run: (operation, work) =>
-      observed(observer, operation, async () => {
+      observed(observer, operation, () => {
         if (closed) throw new StoreError("closed", "the store is closed");
         return work();
       }),
