@@ -8,7 +8,7 @@ import type { Clock } from "../time/clock.js";
 import { longPoll, type ReadySignal } from "./ready-signal.js";
 import type { DequeueRequest, LeasedMessage, LifecycleOp } from "./records.js";
 import type { Store, StoreBackend } from "./store.js";
-import { validateDequeue, validateEnqueueBatch, validateLeaseTtl } from "./validate.js";
+import { validateDequeue, validateEnqueueBatch, validateLeaseTtl, validateLimit } from "./validate.js";
 
 /** The Store calls that run in the backend's envelope (dequeue also waits between attempts). */
 type Operation = Exclude<keyof Store, "backend" | "onReady" | "close">;
@@ -38,23 +38,23 @@ interface OperationSpec {
   check?: (...args: Args) => void;
 }
 
-export const OPERATIONS: { readonly [K in Operation]: OperationSpec } = {
+const OPERATIONS: { readonly [K in Operation]: OperationSpec } = {
   enqueue: { name: "enqueue", check: (items) => validateEnqueueBatch(items) },
   dequeue: { name: "dequeue" },
   ack: { name: "ack" },
   nack: { name: "nack" },
   extend: { name: "extend", check: (_leaseIds, leaseTtlMs) => validateLeaseTtl(leaseTtlMs) },
   recordAttempts: { name: "record_attempts" },
-  listAttempts: { name: "list_attempts" },
-  listMessages: { name: "list_messages" },
+  listAttempts: { name: "list_attempts", check: (filter) => validateLimit(filter.limit) },
+  listMessages: { name: "list_messages", check: (filter) => validateLimit(filter.limit) },
   getMessages: { name: "get_messages" },
   changeByIds: { name: (op: LifecycleOp) => op },
-  changeByFilter: { name: (op: LifecycleOp) => `${op}_by_filter` },
+  changeByFilter: { name: (op: LifecycleOp) => `${op}_by_filter`, check: (_op, filter) => validateLimit(filter.limit) },
   deleteDead: { name: "dlq_delete" },
   queueStats: { name: "queue_stats" },
-  topQueued: { name: "backlog_top_queued" },
-  oldestQueued: { name: "backlog_oldest_queued" },
-  agingSummary: { name: "backlog_aging_summary" },
+  topQueued: { name: "backlog_top_queued", check: (_selector, limit) => validateLimit(limit) },
+  oldestQueued: { name: "backlog_oldest_queued", check: (_selector, limit) => validateLimit(limit) },
+  agingSummary: { name: "backlog_aging_summary", check: (_selector, _states, limit) => validateLimit(limit) },
   captureTrendSample: { name: "capture_trend_sample" },
   trends: { name: "backlog_trends" },
   prune: { name: "prune" },
@@ -84,7 +84,13 @@ export function buildStore(backend: Backend): Store {
 /** One call in the backend's envelope. The name and check are resolved once, not on every call. */
 function envelope(backend: Backend, spec: OperationSpec, work: (...args: Args) => unknown): (...args: Args) => Promise<unknown> {
   const { name, check } = spec;
-  if (typeof name !== "string") return (a, b, c) => backend.run(name(a), () => work(a, b, c));
+  if (typeof name !== "string") {
+    return (a, b, c) =>
+      backend.run(name(a), () => {
+        check?.(a, b, c);
+        return work(a, b, c);
+      });
+  }
   if (check) {
     return (a, b, c) =>
       backend.run(name, () => {

@@ -4,7 +4,6 @@ import { activeTotal, matchesSelector, queueStatsFrom, rollupTrends, summarizeAg
 import type { Selector } from "../records.js";
 import type { AgingSummaryReport, BacklogState, OldestQueuedReport, QueuedBucket, QueueStats, TopQueuedReport, TrendSample, TrendsReport, TrendsRequest } from "../reports.js";
 import { AGING_SCAN_LIMIT } from "../store.js";
-import { validateLimit } from "../validate.js";
 import type { MemoryContext } from "./context.js";
 import { oldestFirst, type MessageTable } from "./table.js";
 
@@ -15,13 +14,11 @@ export function queueStats(cx: MemoryContext): QueueStats {
 }
 
 export function topQueued(cx: MemoryContext, selector: Selector, limit: number): TopQueuedReport {
-  validateLimit(limit);
   cx.table.expireLeases(cx.clock.now());
   return topQueuedReport(cx.table.countByState, queuedBuckets(cx.table, selector), limit);
 }
 
 export function oldestQueued(cx: MemoryContext, selector: Selector, limit: number): OldestQueuedReport {
-  validateLimit(limit);
   const { table } = cx;
   table.expireLeases(cx.clock.now());
   const queued = [...table.rows.values()].filter((row) => row.state === "queued" && matchesSelector(selector, row.route, row.target));
@@ -46,7 +43,6 @@ export function oldestQueued(cx: MemoryContext, selector: Selector, limit: numbe
 }
 
 export function agingSummary(cx: MemoryContext, selector: Selector, states: readonly BacklogState[], limit: number): AgingSummaryReport {
-  validateLimit(limit);
   const { table } = cx;
   const nowMs = cx.clock.now();
   table.expireLeases(nowMs);

@@ -1,7 +1,6 @@
 // Delivery attempt records of the memory backend, in creation order; listed newest first.
 import { matchesSelector } from "../backlog.js";
 import type { AttemptFilter, AttemptRecord, NewAttempt } from "../records.js";
-import { validateLimit } from "../validate.js";
 
 export class AttemptLog {
   private records: AttemptRecord[] = [];
@@ -26,7 +25,6 @@ export class AttemptLog {
   }
 
   list(filter: AttemptFilter): AttemptRecord[] {
-    validateLimit(filter.limit);
     const found: AttemptRecord[] = [];
     for (let i = this.records.length - 1; i >= 0 && found.length < filter.limit; i--) {
       const a = this.records[i];

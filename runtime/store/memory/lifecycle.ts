@@ -2,7 +2,7 @@
 // ids or by filter (oldest received first, capped by the limit).
 import { matchesSelector } from "../backlog.js";
 import type { FilterOutcome, LifecycleFilter, LifecycleOp } from "../records.js";
-import { lifecycleStates, uniqueIds, validateLimit } from "../validate.js";
+import { lifecycleStates, uniqueIds } from "../validate.js";
 import type { MemoryContext } from "./context.js";
 import { oldestFirst, type Row } from "./table.js";
 
@@ -16,7 +16,6 @@ export function changeByIds(cx: MemoryContext, op: LifecycleOp, ids: readonly st
 }
 
 export function changeByFilter(cx: MemoryContext, op: LifecycleOp, filter: LifecycleFilter): FilterOutcome {
-  validateLimit(filter.limit);
   const from = lifecycleStates(op, filter);
   cx.table.expireLeases(cx.clock.now());
   const matched: Row[] = [];

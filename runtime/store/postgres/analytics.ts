@@ -4,7 +4,6 @@ import { activeTotal, matchesSelector, queueStatsFrom, rollupTrends, summarizeAg
 import { MESSAGE_STATES, type MessageState, type Selector } from "../records.js";
 import type { AgingSummaryReport, BacklogState, OldestQueuedReport, QueuedBucket, QueueStats, TopQueuedReport, TrendsReport, TrendsRequest } from "../reports.js";
 import { AGING_SCAN_LIMIT } from "../store.js";
-import { validateLimit } from "../validate.js";
 import type { Sql, Tx } from "./connect.js";
 import type { PgContext, Row } from "./context.js";
 import * as q from "./queries.js";
@@ -22,13 +21,11 @@ async function leasedByRoute(cx: PgContext): Promise<Record<string, number>> {
 }
 
 export async function topQueued(cx: PgContext, selector: Selector, limit: number): Promise<TopQueuedReport> {
-  validateLimit(limit);
   await cx.expireLeases();
   return topQueuedReport(await countByState(cx), await queuedBuckets(cx, selector), limit);
 }
 
 export async function oldestQueued(cx: PgContext, selector: Selector, limit: number): Promise<OldestQueuedReport> {
-  validateLimit(limit);
   await cx.expireLeases();
   const where = new q.Where().add("state = 'queued'").selector(selector);
   const countRows: Row[] = await cx.sql.unsafe(`SELECT count(*) AS n, min(next_run_at) AS earliest FROM messages ${where.sql()}`, where.params as never[], {
@@ -54,7 +51,6 @@ export async function oldestQueued(cx: PgContext, selector: Selector, limit: num
 }
 
 export async function agingSummary(cx: PgContext, selector: Selector, states: readonly BacklogState[], limit: number): Promise<AgingSummaryReport> {
-  validateLimit(limit);
   await cx.expireLeases();
   const where = new q.Where().states(states).selector(selector);
   const scanLimit = where.param(AGING_SCAN_LIMIT + 1);

@@ -1,7 +1,6 @@
 // Delivery attempt records on PostgreSQL: appended in one statement per call, listed newest first.
 import { randomBytes } from "node:crypto";
 import type { AttemptFilter, AttemptRecord, NewAttempt } from "../records.js";
-import { validateLimit } from "../validate.js";
 import type { PgContext, Row } from "./context.js";
 import * as q from "./queries.js";
 
@@ -31,7 +30,6 @@ export async function recordAttempts(cx: PgContext, attempts: readonly NewAttemp
 }
 
 export async function listAttempts(cx: PgContext, filter: AttemptFilter): Promise<AttemptRecord[]> {
-  validateLimit(filter.limit);
   const where = new q.Where().selector(filter);
   if (filter.messageId !== undefined) where.add(`message_id = ${where.param(filter.messageId)}`);
   if (filter.outcome !== undefined) where.add(`outcome = ${where.param(filter.outcome)}`);

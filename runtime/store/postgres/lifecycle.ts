@@ -2,7 +2,7 @@
 // by filter. A filter's selection is locked before it changes, so a concurrent dequeue or mutation
 // on another instance cannot slip in between.
 import type { FilterOutcome, LifecycleFilter, LifecycleOp } from "../records.js";
-import { lifecycleStates, uniqueIds, validateLimit } from "../validate.js";
+import { lifecycleStates, uniqueIds } from "../validate.js";
 import { announceReady, type PgContext, type Row } from "./context.js";
 import * as q from "./queries.js";
 
@@ -15,7 +15,6 @@ export async function changeByIds(cx: PgContext, op: LifecycleOp, ids: readonly 
 }
 
 export async function changeByFilter(cx: PgContext, op: LifecycleOp, filter: LifecycleFilter): Promise<FilterOutcome> {
-  validateLimit(filter.limit);
   const states = lifecycleStates(op, filter);
   await cx.expireLeases();
   const where = new q.Where().states(states).selector(filter);

@@ -4,7 +4,6 @@ import { activeTotal, matchesSelector, queueStatsFrom, rollupTrends, summarizeAg
 import { MESSAGE_STATES, type MessageState, type Selector } from "../records.js";
 import type { AgingSummaryReport, BacklogState, OldestQueuedReport, QueuedBucket, QueueStats, TopQueuedReport, TrendsReport, TrendsRequest } from "../reports.js";
 import { AGING_SCAN_LIMIT } from "../store.js";
-import { validateLimit } from "../validate.js";
 import type { SqliteContext } from "./context.js";
 import { selectorWhere, statesWhere, type MessageRow } from "./queries.js";
 
@@ -15,13 +14,11 @@ export function queueStats(cx: SqliteContext): QueueStats {
 }
 
 export function topQueued(cx: SqliteContext, selector: Selector, limit: number): TopQueuedReport {
-  validateLimit(limit);
   cx.conn.expireLeases();
   return topQueuedReport(countByState(cx), queuedBuckets(cx, selector), limit);
 }
 
 export function oldestQueued(cx: SqliteContext, selector: Selector, limit: number): OldestQueuedReport {
-  validateLimit(limit);
   cx.conn.expireLeases();
   const conditions = ["state = 'queued'"];
   const params: unknown[] = [];
@@ -45,7 +42,6 @@ export function oldestQueued(cx: SqliteContext, selector: Selector, limit: numbe
 }
 
 export function agingSummary(cx: SqliteContext, selector: Selector, states: readonly BacklogState[], limit: number): AgingSummaryReport {
-  validateLimit(limit);
   cx.conn.expireLeases();
   const conditions: string[] = [];
   const params: unknown[] = [];

@@ -2,7 +2,6 @@
 // Store contract), listed newest first.
 import { randomBytes } from "node:crypto";
 import type { AttemptFilter, AttemptRecord, NewAttempt } from "../records.js";
-import { validateLimit } from "../validate.js";
 import type { SqliteContext } from "./context.js";
 import { selectorWhere } from "./queries.js";
 
@@ -27,7 +26,6 @@ export function recordAttempts(cx: SqliteContext, attempts: readonly NewAttempt[
 }
 
 export function listAttempts(cx: SqliteContext, filter: AttemptFilter): AttemptRecord[] {
-  validateLimit(filter.limit);
   const conditions: string[] = [];
   const params: unknown[] = [];
   selectorWhere(filter, conditions, params);

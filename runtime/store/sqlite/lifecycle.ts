@@ -1,7 +1,7 @@
 // Operator repairs on the SQLite store: cancel, requeue and resume by ids or by filter (with
 // preview), and deleting dead messages. Each is one immediate transaction.
 import type { FilterOutcome, LifecycleFilter, LifecycleOp } from "../records.js";
-import { lifecycleStates, uniqueIds, validateLimit } from "../validate.js";
+import { lifecycleStates, uniqueIds } from "../validate.js";
 import type { SqliteContext } from "./context.js";
 import { selectorWhere, statesWhere } from "./queries.js";
 
@@ -13,7 +13,6 @@ export function changeByIds(cx: SqliteContext, op: LifecycleOp, ids: readonly st
 }
 
 export function changeByFilter(cx: SqliteContext, op: LifecycleOp, filter: LifecycleFilter): FilterOutcome {
-  validateLimit(filter.limit);
   const inner: string[] = [];
   const params: unknown[] = [];
   statesWhere(lifecycleStates(op, filter), inner);

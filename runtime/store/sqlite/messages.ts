@@ -1,12 +1,11 @@
 // Message lists and lookups on the SQLite backend. Reads first return expired leases to queued, so
 // they show what a dequeue would see.
 import { type MessageFilter, type MessageIncludes, type MessageState, type MessageView } from "../records.js";
-import { uniqueIds, validateLimit } from "../validate.js";
+import { uniqueIds } from "../validate.js";
 import type { SqliteContext } from "./context.js";
 import { MESSAGE_COLUMNS, selectorWhere, statesWhere, type MessageRow } from "./queries.js";
 
 export function listMessages(cx: SqliteContext, filter: MessageFilter): MessageView[] {
-  validateLimit(filter.limit);
   cx.conn.expireLeases();
   const conditions: string[] = [];
   const params: unknown[] = [];
