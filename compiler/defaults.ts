@@ -32,6 +32,9 @@ export const DEFAULTS = {
   pullMaxLeaseTtlMs: null as number | null,
   pullDefaultMaxWaitMs: 0,
   pullMaxWaitMs: null as number | null,
+  // docs/spoolfile.md "`pull_api`", SSE streams (docs/decisions.md D110)
+  pullSseKeepaliveMs: 15 * SECOND,
+  pullSseMaxConnectionMs: null as number | null,
   // No rate limit unless configured (docs/spoolfile.md; the Pull API's limit is Spool's own,
   // docs/decisions.md D20).
   ingressRateLimit: null as RateLimit | null,

@@ -231,6 +231,8 @@ export const CONFIG = block("", {
     maxLeaseTtlMs: leaf("max_lease_ttl", "duration"),
     defaultMaxWaitMs: leaf("default_max_wait", "duration"),
     maxWaitMs: leaf("max_wait", "duration"),
+    sseKeepaliveMs: leaf("sse_keepalive", "duration"),
+    sseMaxConnectionMs: leaf("sse_max_connection", "duration"),
     rateLimit: RATE_LIMIT,
     tls: TLS,
   }),

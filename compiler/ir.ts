@@ -61,6 +61,10 @@ export interface PullApiConfig {
   readonly maxLeaseTtlMs: number | null;
   readonly defaultMaxWaitMs: number;
   readonly maxWaitMs: number | null;
+  /** An SSE stream writes a `: keepalive` comment after this long without a write. */
+  readonly sseKeepaliveMs: number;
+  /** An SSE stream's response ends cleanly after this long; null: streams run until closed. */
+  readonly sseMaxConnectionMs: number | null;
   /** One token bucket per bearer token; null means no limit. */
   readonly rateLimit: RateLimit | null;
   readonly tls: TlsConfig | null;

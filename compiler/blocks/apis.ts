@@ -26,7 +26,7 @@ export function compileIngress(cx: CompileContext, d: Directive | undefined): In
 }
 
 // pull_api { listen; prefix; auth token <source>…; max_batch; max_lease_batch; default_lease_ttl;
-//            max_lease_ttl; default_max_wait; max_wait; rate_limit { rps <float>; burst <int> }; tls { … } }
+//            max_lease_ttl; default_max_wait; max_wait; sse_keepalive; sse_max_connection; rate_limit { rps <float>; burst <int> }; tls { … } }
 export function compilePullApi(cx: CompileContext, d: Directive | undefined): PullApiConfig {
   const out: Mutable<PullApiConfig> = {
     listen: defaultListen(DEFAULTS.pullListen),
@@ -38,6 +38,8 @@ export function compilePullApi(cx: CompileContext, d: Directive | undefined): Pu
     maxLeaseTtlMs: DEFAULTS.pullMaxLeaseTtlMs,
     defaultMaxWaitMs: DEFAULTS.pullDefaultMaxWaitMs,
     maxWaitMs: DEFAULTS.pullMaxWaitMs,
+    sseKeepaliveMs: DEFAULTS.pullSseKeepaliveMs,
+    sseMaxConnectionMs: DEFAULTS.pullSseMaxConnectionMs,
     rateLimit: DEFAULTS.pullRateLimit,
     tls: null,
   };
@@ -53,6 +55,8 @@ export function compilePullApi(cx: CompileContext, d: Directive | undefined): Pu
     max_lease_ttl: scalar.duration(cx, "max_lease_ttl", (v) => (out.maxLeaseTtlMs = v), { positive: true, allowOff: true }),
     default_max_wait: scalar.duration(cx, "default_max_wait", (v) => (out.defaultMaxWaitMs = v ?? 0), { allowOff: true }),
     max_wait: scalar.duration(cx, "max_wait", (v) => (out.maxWaitMs = v), { allowOff: true }),
+    sse_keepalive: scalar.duration(cx, "sse_keepalive", (v) => (out.sseKeepaliveMs = v!), { positive: true }),
+    sse_max_connection: scalar.duration(cx, "sse_max_connection", (v) => (out.sseMaxConnectionMs = v), { positive: true, allowOff: true }),
     rate_limit: { handle: (r) => (out.rateLimit = compileRateLimit(cx, r, "pull_api rate_limit") ?? null) },
     tls: { handle: (t) => (out.tls = compileTls(cx, t, "pull_api tls") ?? null) },
   });

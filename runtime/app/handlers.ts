@@ -27,6 +27,7 @@ export function mountHandlers(context: AppContext, live: LiveState, memoryFootpr
     state: () => live.current().pull,
     rateLimits: live.pullRateLimits,
     metrics,
+    clock,
     shutdownSignal: context.shutdownSignal,
     ops: createPullOps({
       store,

@@ -6,7 +6,7 @@ import type { NowClock } from "../time/clock.js";
 import { SnapshotCache } from "./snapshot-cache.js";
 
 /** Bumped when a family is added, renamed or relabelled; dashboards gate on it (docs/operations.md "Metrics"). */
-export const METRICS_SCHEMA_VERSION = "1.0.0";
+export const METRICS_SCHEMA_VERSION = "1.1.0";
 
 export type StoreBackend = "sqlite" | "memory" | "postgres";
 
@@ -165,6 +165,9 @@ function pullFamilies({ registers, counter }: Families, snapshot: ReadSnapshot) 
     ackConflict: counter("spool_pull_ack_conflict_total", "Acks refused with lease_conflict.", ["route"]),
     nackConflict: counter("spool_pull_nack_conflict_total", "Nacks refused with lease_conflict.", ["route"]),
     leaseExpired: counter("spool_pull_lease_expired_total", "Leases that expired before ack or nack.", ["route"]),
+    sseConnections: counter("spool_pull_sse_connections_total", "SSE streams opened (answered 200).", ["route"]),
+    sseMessagesSent: counter("spool_pull_sse_messages_sent_total", "Messages written to SSE streams.", ["route"]),
+    sseConnectionActive: new Gauge<"route">({ name: "spool_pull_sse_connection_active", help: "SSE streams open now.", labelNames: ["route"], registers }),
     leaseActive: new Gauge<"route">({
       name: "spool_pull_lease_active",
       help: "Active leases by route.",

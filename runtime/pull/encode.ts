@@ -10,14 +10,23 @@ export const EMPTY_DEQUEUE_REPLY = '{"items":[]}';
 
 export function encodeDequeueReply(leased: readonly LeasedMessage[]): string {
   if (leased.length === 0) return EMPTY_DEQUEUE_REPLY;
+  let out = '{"items":[';
+  encodeItems(leased, (json, i) => (out += i === 0 ? json : "," + json));
+  return out + "]}";
+}
+
+/**
+ * Each leased message as one-line item JSON (exactly JSON.stringify(toItem(m))), handed to `each`
+ * in order: the dequeue reply joins them, an SSE stream writes one event each.
+ */
+export function encodeItems(leased: readonly LeasedMessage[], each: (json: string, index: number, message: LeasedMessage) => void): void {
   const receivedAt = lastIso();
   const leaseUntil = lastIso();
-  let out = '{"items":[';
   for (let i = 0; i < leased.length; i++) {
     const m = leased[i];
     const payload = Buffer.from(m.payload.buffer, m.payload.byteOffset, m.payload.byteLength).toString("base64");
-    out +=
-      (i === 0 ? '{"id":' : ',{"id":') +
+    const json =
+      '{"id":' +
       JSON.stringify(m.id) +
       ',"lease_id":' +
       JSON.stringify(m.leaseId) +
@@ -36,8 +45,8 @@ export function encodeDequeueReply(leased: readonly LeasedMessage[]): string {
       ',"lease_until":"' +
       leaseUntil(m.leaseUntilMs) +
       '"}';
+    each(json, i, m);
   }
-  return out + "]}";
 }
 
 /**

@@ -1,6 +1,7 @@
-// The HTTP binding of the Pull API: POST {prefix}{pull.path}/dequeue|ack|nack|extend. Checks run
-// method, then auth, then route, then op (docs/api.md "Pull API"); bodies are strict JSON
-// (unknown fields and trailing documents are 400 invalid_body).
+// The HTTP binding of the Pull API: POST {prefix}{pull.path}/dequeue|ack|nack|extend, and the SSE
+// stream GET {prefix}{pull.path}/stream (stream.ts). Checks run method, then auth, then route, then op
+// (docs/api.md "Pull API"); bodies are strict JSON (unknown fields and trailing documents are 400
+// invalid_body), the stream's query is checked before the rate limit takes its one token.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { apiError, retryAfterHeader, shortPath } from "../errors.js";
 import { readBody } from "../http/body.js";
@@ -11,9 +12,11 @@ import { BEARER_CHALLENGE, extractBearerToken } from "../auth/token.js";
 import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.js";
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
 import type { LeasedMessage } from "../store/records.js";
+import type { Clock } from "../time/clock.js";
 import { encodeDequeueReply } from "./encode.js";
 import type { LeaseReply, PullDequeueRequest, PullOps } from "./ops.js";
 import type { PullRoute, PullState } from "./state.js";
+import { parseStreamQuery, serveStream, STREAM_OP } from "./stream.js";
 
 /** Pull bodies are small JSON documents (docs/api.md "Pull API": at most 1 MiB). */
 export const MAX_PULL_BODY_BYTES = 1024 * 1024;
@@ -32,15 +35,20 @@ export interface PullHttpDeps {
   /** `pull_api { rate_limit }` buckets keyed by bearer token (see pullRateLimits); no bucket, no limit. */
   rateLimits: RateLimitRegistry;
   metrics: SpoolMetrics;
-  /** Aborted when the service shuts down: open long polls answer at once with empty items. */
+  clock: Clock;
+  /** Aborted when the service shuts down: open long polls answer at once with empty items, streams end. */
   shutdownSignal: AbortSignal;
 }
 
 export function createPullHandler(deps: PullHttpDeps) {
   return async function handlePull(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const state = deps.state();
-    if (req.method !== "POST") {
-      throw apiError("method_not_allowed", "the Pull API takes POST", { headers: { Allow: "POST" }, closeConnection: true });
+    const slash = path.lastIndexOf("/");
+    const endpoint = slash <= 0 ? "" : path.slice(0, slash);
+    const op = path.slice(slash + 1);
+    if (op === STREAM_OP ? req.method !== "GET" : req.method !== "POST") {
+      const allow = op === STREAM_OP ? "GET" : "POST";
+      throw apiError("method_not_allowed", `${op === STREAM_OP ? "the stream" : "the Pull API"} takes ${allow}`, { headers: { Allow: allow }, closeConnection: true });
     }
     // The token is hashed once for both lists it is checked against (constant-time.ts).
     const token = extractBearerToken(req.headers);
@@ -49,9 +57,6 @@ export function createPullHandler(deps: PullHttpDeps) {
       throw apiError("unauthorized", "missing or invalid bearer token", { headers: { "WWW-Authenticate": BEARER_CHALLENGE }, closeConnection: true });
     }
 
-    const slash = path.lastIndexOf("/");
-    const endpoint = slash <= 0 ? "" : path.slice(0, slash);
-    const op = path.slice(slash + 1);
     const pullRoute = state.routes.get(endpoint);
     if (!pullRoute) throw apiError("not_found", `no pull route at ${shortPath(endpoint || path)}`, { closeConnection: true });
     // Every dequeue on a known route is counted once, by the status its answer went out with; one
@@ -63,17 +68,26 @@ export function createPullHandler(deps: PullHttpDeps) {
     if (matchesAny(token, pullRoute.tokens, digest) < 0) {
       throw apiError("forbidden", "this token is not allowed for this route", { closeConnection: true });
     }
+    if (op === STREAM_OP) {
+      const request = parseStreamQuery(req.url);
+      takeRateToken(token);
+      return serveStream(deps, req, res, pullRoute.route.path, request, state.stream);
+    }
     if (!OPS.has(op)) throw apiError("not_found", `unknown Pull API operation ${JSON.stringify(shortPath(op))}`, { closeConnection: true });
 
     // Read first (bodies are small), so a refused request leaves the keep-alive connection usable.
     const body = await readBody(req, { maxBytes: MAX_PULL_BODY_BYTES });
+    takeRateToken(token);
+    if (op === "dequeue") await dequeue(req, res, pullRoute, body);
+    else sendReply(res, await settle(op, pullRoute, body));
+  };
+
+  function takeRateToken(token: string): void {
     const take = deps.rateLimits.get(token)?.take();
     if (take && !take.ok) {
       throw apiError("rate_limited", "pull_api rate limit exceeded for this token", { headers: retryAfterHeader(take.retryAfterSeconds) });
     }
-    if (op === "dequeue") await dequeue(req, res, pullRoute, body);
-    else sendReply(res, await settle(op, pullRoute, body));
-  };
+  }
 
   async function dequeue(req: IncomingMessage, res: ServerResponse, pullRoute: PullRoute, body: Buffer): Promise<void> {
     const parsed = parseStrictJson(body, DEQUEUE_BODY, { allowEmpty: true });

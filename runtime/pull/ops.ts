@@ -14,6 +14,9 @@ export type PullLimits = Pick<PullApiConfig, "maxBatch" | "maxLeaseBatch" | "def
 /** A Pull API dequeue as the client asked for it: the store's request (runtime/store/records.ts) before the `pull_api` defaults and caps fill it. */
 export type PullDequeueRequest = Partial<Pick<StoreDequeueRequest, "batch" | "leaseTtlMs" | "maxWaitMs">>;
 
+/** One turn of a stream: what a dequeue takes but its wait, which the stream decides (streamTurn). */
+export type PullStreamRequest = Pick<PullDequeueRequest, "batch" | "leaseTtlMs">;
+
 export interface LeaseIdsRequest {
   lease_id?: string;
   lease_ids?: string[];
@@ -63,6 +66,13 @@ export interface PullOps {
    */
   dequeue(route: string, request: PullDequeueRequest, openWait?: () => AbortSignal): Promise<LeasedMessage[]>;
   /**
+   * One turn of a stream (SSE): leases like a dequeue with the same batch and lease clamps, waiting up
+   * to `waitMs` for a message through the same wake-up as a long poll. The wait is the stream's own
+   * (the time left to its next keepalive), so `max_wait`, which bounds one request, does not cap it.
+   * Aborting `signal` ends the wait with none leased.
+   */
+  streamTurn(route: string, request: PullStreamRequest, waitMs: number, signal: AbortSignal): Promise<LeasedMessage[]>;
+  /**
    * Returns messages leased for a client that went away before their reply could be written (a long
    * poll closed the moment they arrived) to the queue at once, rather than when their lease runs
    * out. Not a worker's nack: not counted as one. Never rejects (a store failure is reported).
@@ -77,20 +87,14 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
   const { store, metrics } = deps;
 
   return {
-    async dequeue(route, request, openWait) {
+    dequeue(route, request, openWait) {
       const limits = deps.limits();
-      const batch = clamp(request.batch === undefined || request.batch <= 0 ? 1 : request.batch, Math.min(limits.maxBatch, MAX_DEQUEUE_BATCH));
-      const leaseTtlMs = leaseTtlFor(request.leaseTtlMs, limits);
       const maxWaitMs = dequeueWaitMs(request, limits);
-      const signal = maxWaitMs > 0 ? openWait?.() : undefined;
-      let leased: LeasedMessage[];
-      try {
-        leased = await store.dequeue({ route, batch, leaseTtlMs, maxWaitMs }, signal);
-      } catch (error) {
-        deps.onStoreError("dequeue", error);
-        throw storeApiError(error, "pull");
-      }
-      return leased;
+      return lease(route, request, limits, maxWaitMs, maxWaitMs > 0 ? openWait?.() : undefined);
+    },
+
+    streamTurn(route, request, waitMs, signal) {
+      return lease(route, request, deps.limits(), Math.max(1, waitMs), signal);
     },
 
     async release(route, leased) {
@@ -137,6 +141,18 @@ export function createPullOps(deps: PullOpsDeps): PullOps {
       return { status: 204 };
     },
   };
+
+  /** A dequeue or a stream's turn: the request's batch and lease clamped by `limits`, waiting up to `maxWaitMs`. */
+  async function lease(route: string, request: PullStreamRequest, limits: PullLimits, maxWaitMs: number, signal: AbortSignal | undefined): Promise<LeasedMessage[]> {
+    const batch = clamp(request.batch === undefined || request.batch <= 0 ? 1 : request.batch, Math.min(limits.maxBatch, MAX_DEQUEUE_BATCH));
+    const leaseTtlMs = leaseTtlFor(request.leaseTtlMs, limits);
+    try {
+      return await store.dequeue({ route, batch, leaseTtlMs, maxWaitMs }, signal);
+    } catch (error) {
+      deps.onStoreError("dequeue", error);
+      throw storeApiError(error, "pull");
+    }
+  }
 
   /** A store that cannot answer is 503 queue_overload on the Pull API (docs/api.md "Pull API"). */
   async function settle(operation: string, run: () => Promise<LeaseOutcome>): Promise<LeaseOutcome> {

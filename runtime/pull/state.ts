@@ -19,6 +19,14 @@ export interface PullState {
   readonly limits: PullLimits;
   /** `pull_api { rate_limit }`: applied per bearer token; null means no limit. */
   readonly rateLimit: RateLimit | null;
+  /** `pull_api { sse_keepalive; sse_max_connection }`, read when a stream opens. */
+  readonly stream: StreamSettings;
+}
+
+export interface StreamSettings {
+  readonly keepaliveMs: number;
+  /** null: a stream runs until the client or the server closes it. */
+  readonly maxConnectionMs: number | null;
 }
 
 export function buildPullState(config: SpoolConfig): PullState {
@@ -37,6 +45,7 @@ export function buildPullState(config: SpoolConfig): PullState {
     knownTokens: [...known],
     limits: { maxBatch, maxLeaseBatch, defaultLeaseTtlMs, maxLeaseTtlMs, defaultMaxWaitMs, maxWaitMs },
     rateLimit: config.pullApi.rateLimit,
+    stream: { keepaliveMs: config.pullApi.sseKeepaliveMs, maxConnectionMs: config.pullApi.sseMaxConnectionMs },
   };
 }
 

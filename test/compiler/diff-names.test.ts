@@ -46,6 +46,8 @@ names("every field of a fully-populated IR, once changed, is named by its direct
   for (const line of [
     "~ pull_api › max_batch: 50 -> 51",
     "~ pull_api › default_lease_ttl: 30s -> 30s1ms",
+    "~ pull_api › sse_keepalive: 10s -> 10s1ms",
+    "~ pull_api › sse_max_connection: 1h -> 1h1ms",
     "~ ingress › listen: :8080 -> :8080x",
     "~ defaults › max_body: 1mb -> 1048577",
     "~ defaults › egress › https_only: on -> off",
