@@ -7,13 +7,17 @@ import { repoPath } from "../helpers/repo.js";
 // The layers import one way: cli → runtime → compiler → grammar (docs/architecture.md "Rules").
 // The runtime and the CLI reach the grammar only through compiler/index.ts re-exports.
 // Keep (keep/) is a separate product in the same package: it and the queue import nothing of
-// each other (keep/README.md, "Layout").
+// each other (keep/README.md, "Layout"). The worker library (client/, `spool/client`) runs in
+// workers' processes: it talks to the Pull API over HTTP and imports nothing of the server, nor the
+// server of it; the examples use it only as a user would.
 const forbidden: Record<string, string[]> = {
-  grammar: ["compiler", "runtime", "cli", "keep"],
-  compiler: ["runtime", "cli", "keep"],
-  runtime: ["cli", "grammar", "keep"],
-  cli: ["grammar", "keep"],
-  keep: ["grammar", "compiler", "runtime", "cli"],
+  grammar: ["compiler", "runtime", "cli", "keep", "client"],
+  compiler: ["runtime", "cli", "keep", "client"],
+  runtime: ["cli", "grammar", "keep", "client"],
+  cli: ["grammar", "keep", "client"],
+  keep: ["grammar", "compiler", "runtime", "cli", "client"],
+  client: ["grammar", "compiler", "runtime", "cli", "keep"],
+  examples: ["grammar", "compiler", "runtime", "cli", "keep", "client"],
 };
 
 function sourceFiles(dir: string): string[] {
@@ -130,6 +134,16 @@ layers("keep's server never loads node:http (TLS only: node:https)", () => {
     }
   }
   assert.equal(loads, []);
+});
+
+layers("client/ depends on undici and node: modules only (the package's one dependency a worker installs)", () => {
+  const outside: string[] = [];
+  for (const file of sourceFiles(repoPath("client"))) {
+    for (const m of readFileSync(file, "utf8").matchAll(/(?:from|import)\s+"([^"]+)"/g)) {
+      if (!m[1].startsWith(".") && !m[1].startsWith("node:") && m[1] !== "undici") outside.push(`${relative(repoPath(), file)} imports ${m[1]}`);
+    }
+  }
+  assert.equal(outside, []);
 });
 
 layers.run();
