@@ -40,21 +40,55 @@ export interface Message<Payload = unknown> {
 }
 
 export function toMessage(item: PullItem): Message {
-  const raw = Buffer.from(item.payload_b64, "base64");
-  const contentType = headerValue(item.headers, "content-type");
-  return {
-    id: item.id,
-    leaseId: item.lease_id,
-    route: item.route,
-    target: item.target,
-    attempt: item.attempt,
-    headers: item.headers,
-    receivedAt: new Date(item.received_at),
-    leaseUntil: new Date(item.lease_until),
-    contentType,
-    payload: decodePayload(raw, contentType),
-    raw,
-  };
+  return new PulledMessage(item);
+}
+
+/** The bytes, the decoded payload and the dates are made when first read (a worker that only acks reads none). */
+class PulledMessage implements Message {
+  readonly id: string;
+  readonly leaseId: string;
+  readonly route: string;
+  readonly target: string;
+  readonly attempt: number;
+  readonly headers: Readonly<Record<string, string>>;
+  private readonly item: PullItem;
+  private bytes: Buffer | undefined;
+  private decoded: { value: unknown } | undefined;
+
+  constructor(item: PullItem) {
+    this.item = item;
+    this.id = item.id;
+    this.leaseId = item.lease_id;
+    this.route = item.route;
+    this.target = item.target;
+    this.attempt = item.attempt;
+    this.headers = item.headers;
+  }
+
+  get receivedAt(): Date {
+    return new Date(this.item.received_at);
+  }
+
+  get leaseUntil(): Date {
+    return new Date(this.item.lease_until);
+  }
+
+  get contentType(): string | undefined {
+    return headerValue(this.item.headers, "content-type");
+  }
+
+  get raw(): Buffer {
+    return (this.bytes ??= Buffer.from(this.item.payload_b64, "base64"));
+  }
+
+  get payload(): unknown {
+    return (this.decoded ??= { value: decodePayload(this.raw, this.contentType) }).value;
+  }
+
+  toJSON(): Record<string, unknown> {
+    const { id, leaseId, route, target, attempt, headers, receivedAt, leaseUntil, contentType, payload } = this;
+    return { id, leaseId, route, target, attempt, headers, receivedAt, leaseUntil, contentType, payload: Buffer.isBuffer(payload) ? this.item.payload_b64 : payload };
+  }
 }
 
 function headerValue(headers: Record<string, string>, name: string): string | undefined {
