@@ -32,24 +32,25 @@ export async function settleWithRetry(operation: "ack" | "nack", call: () => Pro
   }
 }
 
-/** Acks gathered while one is in flight, sent together; `drain()` resolves when none is left. */
+/**
+ * Acks gathered while one is in flight, sent together; `settled` hears each batch's lease ids once
+ * answered (or given up), and `drain()` resolves when none is left.
+ */
 export class AckBatcher {
-  private readonly pending: { leaseId: string; giveUpAtMs: number; done: () => void }[] = [];
+  private readonly pending: { leaseId: string; giveUpAtMs: number }[] = [];
   private flushing: Promise<void> | null = null;
 
   constructor(
     private readonly ack: (leaseIds: string[]) => Promise<SettleResult>,
     private readonly maxBatch: number,
     private readonly reporter: SettleReporter,
+    private readonly settled: (leaseIds: readonly string[]) => void,
   ) {}
 
-  /** Resolves once the ack has been answered (or given up). */
-  add(leaseId: string, giveUpAtMs: number): Promise<void> {
-    return new Promise((done) => {
-      this.pending.push({ leaseId, giveUpAtMs, done });
-      // One macrotask's worth of completions go in the same request.
-      if (!this.flushing) this.flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
-    });
+  add(leaseId: string, giveUpAtMs: number): void {
+    this.pending.push({ leaseId, giveUpAtMs });
+    // One macrotask's worth of completions go in the same request.
+    if (!this.flushing) this.flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
   }
 
   get size(): number {
@@ -63,14 +64,11 @@ export class AckBatcher {
   private async flush(): Promise<void> {
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, this.maxBatch);
-      const giveUpAtMs = Math.min(...batch.map((entry) => entry.giveUpAtMs));
-      await settleWithRetry(
-        "ack",
-        () => this.ack(batch.map((entry) => entry.leaseId)),
-        giveUpAtMs,
-        this.reporter,
-      );
-      for (const entry of batch) entry.done();
+      let giveUpAtMs = Infinity;
+      for (const entry of batch) giveUpAtMs = Math.min(giveUpAtMs, entry.giveUpAtMs);
+      const leaseIds = batch.map((entry) => entry.leaseId);
+      await settleWithRetry("ack", () => this.ack(leaseIds), giveUpAtMs, this.reporter);
+      this.settled(leaseIds);
     }
     this.flushing = null;
   }

@@ -145,7 +145,9 @@ export function createWorker<Payload = unknown>(options: WorkerOptions<Payload>)
       }
     },
   };
-  const acks = new AckBatcher((ids) => client.ack(ids), maxLeaseBatch, reporter);
+  const acks = new AckBatcher((ids) => client.ack(ids), maxLeaseBatch, reporter, (ids) => {
+    for (const id of ids) held.delete(id);
+  });
 
   function hold(message: Message, requestedAtMs: number): Held {
     const h: Held = { message, deadlineMs: Math.min(requestedAtMs + leaseTtl, message.leaseUntil.getTime()), controller: new AbortController(), state: "waiting", given: false };
@@ -188,7 +190,7 @@ export function createWorker<Payload = unknown>(options: WorkerOptions<Payload>)
     }
     h.state = "settling";
     if (!failed) {
-      track(acks.add(h.message.leaseId, h.deadlineMs).then(() => void held.delete(h.message.leaseId)));
+      acks.add(h.message.leaseId, h.deadlineMs);
       emit({ type: "completed", message: h.message, durationMs });
       return;
     }

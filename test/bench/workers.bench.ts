@@ -1,6 +1,7 @@
 // Draining a pull route on SQLite, three ways in one run, each after its own fill of the same route
 // so each starts from the same backlog (the 1 KB ingress body):
 //   HTTP loop: the hand-written worker loop: dequeue batch 32 → ack the 32 → again (one request at a time).
+//   HTTP ×4:   four such loops at once (the drain of the ingress benchmark), for reference.
 //   SSE:       one stream (batch 32) read with PullClient.stream, acks batched while one is in flight.
 //   library:   createWorker from spool/client, concurrency 32, a handler that returns at once.
 // Targets (issue 30): library ≥ 0.9 × HTTP loop, SSE ≥ HTTP loop. The machine is shared: figures are rough.
@@ -25,6 +26,7 @@ const child = startSpool(dir, [
   `pull_api { listen 127.0.0.1:${pullPort}; auth token raw:${TOKEN}; max_wait 30s }`,
   `admin_api { listen 127.0.0.1:${adminPort} }`,
   `observability { access_log off; runtime_log error }`,
+  `queue_limits { max_depth 10000000 }`,
   `/hooks/jobs { pull { path /jobs } }`,
 ]);
 const pullBase = `http://127.0.0.1:${pullPort}`;
@@ -34,9 +36,9 @@ async function fill(): Promise<void> {
   if (result.ok !== messages) throw new Error(`filled ${result.ok} of ${messages} (${result.non2xx} refused)`);
 }
 
-/** The hand-written loop: one dequeue of 32, one ack of their lease ids, until the route is empty. */
-async function httpLoop(): Promise<number> {
-  const agent = new Agent({ connections: 1 });
+/** The hand-written loop: one dequeue of 32, one ack of their lease ids, until the route is empty; `loops` of them at once. */
+async function httpLoops(loops: number): Promise<number> {
+  const agent = new Agent({ connections: loops });
   const post = async (op: string, body: unknown) => {
     const response = await request(`${pullBase}/jobs/${op}`, {
       method: "POST",
@@ -48,12 +50,15 @@ async function httpLoop(): Promise<number> {
     return text ? JSON.parse(text) : undefined;
   };
   let drained = 0;
-  for (;;) {
-    const { items } = await post("dequeue", { batch: BATCH, lease_ttl: "1m" });
-    if (items.length === 0) break;
-    await post("ack", { lease_ids: items.map((item: { lease_id: string }) => item.lease_id) });
-    drained += items.length;
-  }
+  const loop = async () => {
+    for (;;) {
+      const { items } = await post("dequeue", { batch: BATCH, lease_ttl: "1m" });
+      if (items.length === 0) break;
+      await post("ack", { lease_ids: items.map((item: { lease_id: string }) => item.lease_id) });
+      drained += items.length;
+    }
+  };
+  await Promise.all(Array.from({ length: loops }, loop));
   await agent.close();
   return drained;
 }
@@ -70,7 +75,8 @@ async function sse(): Promise<number> {
   const flush = async () => {
     while (pending.length > 0) {
       const ids = pending.splice(0, 100);
-      await client.ack(ids);
+      const result = await client.ack(ids);
+      if (result.conflicts.length > 0) throw new Error(`${result.conflicts.length} acks refused`);
       acked += ids.length;
     }
     acking = null;
@@ -120,6 +126,11 @@ async function measure(name: string, drain: () => Promise<unknown>): Promise<num
   const after = await drain();
   const end = performance.now();
   if (typeof after === "function") await after();
+  // Every message acked: nothing is left to lease.
+  const checker = new PullClient({ url: pullBase, token: TOKEN, endpoint: "/jobs" });
+  const left = await checker.dequeue({ batch: 10 });
+  await checker.close();
+  if (left.length > 0) throw new Error(`${name} left messages behind`);
   const rate = (messages * 1000) / (end - start);
   process.stdout.write(`${name.padEnd(10)} ${fmt(rate)} msg/s  (${fmt(messages)} messages in ${((end - start) / 1000).toFixed(1)} s)\n`);
   return rate;
@@ -128,9 +139,10 @@ async function measure(name: string, drain: () => Promise<unknown>): Promise<num
 try {
   await waitFor(`http://127.0.0.1:${adminPort}/healthz`, "GET");
   process.stdout.write(`draining ${fmt(messages)} queued 1 KB messages on SQLite, each way after its own fill\n`);
-  const http = await measure("HTTP loop", httpLoop);
+  const http = await measure("HTTP loop", () => httpLoops(1));
   const stream = await measure("SSE", sse);
   const lib = await measure("library", library);
+  await measure("HTTP ×4", () => httpLoops(4));
   process.stdout.write(`library / HTTP loop ${(lib / http).toFixed(2)} (target ≥ 0.9); SSE / HTTP loop ${(stream / http).toFixed(2)} (target ≥ 1)\n`);
 } finally {
   await stopChildren([child]);
