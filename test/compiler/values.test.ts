@@ -47,6 +47,18 @@ values("durations decode to milliseconds, including compound and day forms", () 
   assert.is(config.pullApi.maxWaitMs, 30_000);
 });
 
+values("sse_keepalive and sse_max_connection: durations above zero, the second also off; defaults 15s and off", () => {
+  const defaults = compile("pull_api { auth token raw:t }");
+  assert.equal([defaults.pullApi.sseKeepaliveMs, defaults.pullApi.sseMaxConnectionMs], [15_000, null]);
+  const set = compile("pull_api { auth token raw:t; sse_keepalive 250ms; sse_max_connection 1h }");
+  assert.equal([set.pullApi.sseKeepaliveMs, set.pullApi.sseMaxConnectionMs], [250, 3_600_000]);
+  assert.is(compile("pull_api { auth token raw:t; sse_max_connection off }").pullApi.sseMaxConnectionMs, null);
+  const [keepaliveZero] = errorsOf("pull_api { auth token raw:t; sse_keepalive 0s }");
+  assert.match(keepaliveZero, /^Spoolfile:1:44: .*sse_keepalive/);
+  assert.is(errorsOf("pull_api { auth token raw:t; sse_keepalive off }").length, 1, "a stream always sends keepalives");
+  assert.is(errorsOf("pull_api { auth token raw:t; sse_max_connection 0s }").length, 1);
+});
+
 values("sizes are powers of 1024 and a bare number is bytes", () => {
   const config = compile("defaults { max_body 64KB; max_headers 512 }");
   assert.is(config.defaults.maxBodyBytes, 65_536);
