@@ -288,6 +288,8 @@ export function createWorker<Payload = unknown>(options: WorkerOptions<Payload>)
           const h = hold(message, Date.now());
           // Not reading on while every slot is busy holds the server back (it leases no more).
           await slotFree();
+          // An event read after its lease ran out (it waited in the connection) is someone else's now.
+          if (!h.given && Date.now() >= h.deadlineMs) lose(h, "expired");
           if (running && !h.given) run(h);
           else if (!h.given) settle(h, { delay: 0 });
         }

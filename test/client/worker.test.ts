@@ -12,7 +12,7 @@ import { freePorts, spoolfileText, urls, writeSpoolfile } from "../app/helpers/s
 import { repoPath } from "../helpers/repo.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 
-const ENDPOINTS = ["conc", "slow", "retry", "lost", "stop", "sse", "decode", "sigterm", "example"];
+const ENDPOINTS = ["conc", "slow", "retry", "lost", "stop", "sse", "ssestop", "decode", "sigterm", "example"];
 const TOKEN = "pull-token";
 const temp = makeTempDir("client-worker");
 let spool: SpoolProcess;
@@ -230,6 +230,32 @@ test("the SSE transport: messages handled with concurrency respected, then a cle
   assert.ok(most <= 3 && most >= 2, `at most 3 at once, saw ${most}`);
   assert.equal([...done].sort(), [...ids, late].sort());
   assert.equal(await leftover("sse"), []);
+});
+
+test("an SSE worker stopped under load loses nothing: what was in the connection comes back after its lease", async () => {
+  const ids = await ingest("ssestop", 120);
+  const completed = new Set<string>();
+  const worker = createWorker({
+    url: base.pull,
+    token: TOKEN,
+    endpoint: "/ssestop",
+    transport: "sse",
+    concurrency: 4,
+    leaseTtl: 1_000,
+    onEvent: (event) => event.type === "completed" && completed.add(event.message.id),
+    handler: () => sleep(5),
+  });
+  await eventually(() => (completed.size >= 30 ? true : undefined), 20_000, "30 handled");
+  await worker.stop();
+  assert.ok(completed.size < 120, "stopped under load");
+  // The rest: queued at once, or leased in the closed connection until their one-second lease ends.
+  const rest = new Set<string>();
+  await eventually(async () => {
+    for (const id of await leftover("ssestop")) rest.add(id);
+    return completed.size + rest.size >= 120 ? true : undefined;
+  }, 10_000, "every message back");
+  for (const id of rest) assert.not.ok(completed.has(id), `${id} was acked and handed out again`);
+  assert.equal([...completed, ...rest].sort(), [...ids].sort(), "nothing lost");
 });
 
 test("payloads are decoded by content type with the raw bytes kept; PullClient settles report conflicts", async () => {
