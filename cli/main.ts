@@ -65,6 +65,14 @@ cli
   });
 
 cli
+  .command("lsp", "The Spoolfile language server, on stdin/stdout (docs/editors.md)")
+  .option("--stdio", "Talk over stdin/stdout (the default and only transport; editors pass it)")
+  .action(() => {
+    exitWhenDone = true;
+    pending = import("./commands/lsp.js").then((m) => m.runLsp());
+  });
+
+cli
   .command("run", "Start the server")
   .option("--config <path>", "Config file path", { default: DEFAULT_CONFIG })
   .option("--db <path>", "SQLite database path", { default: "./.data/spool.db" })

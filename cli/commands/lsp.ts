@@ -1,0 +1,8 @@
+// `spool lsp`: the Spoolfile language server on stdin/stdout (docs/editors.md). It loads the compiler
+// and the language server library only; never the runtime.
+import { startLanguageServer } from "../../lsp/server.js";
+
+export async function runLsp(): Promise<number> {
+  await startLanguageServer();
+  return 0;
+}
