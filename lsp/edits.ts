@@ -3,11 +3,16 @@
 // inside the lines that changed, so the editor keeps its cursor and marks and a line the formatter did
 // not touch (a secret's, say) is not sent back. A code action is offered for every diagnostic with a
 // did-you-mean: it replaces the misspelt word with the compiler's suggestion.
-import { diffChars, diffLines } from "diff";
+import { diffArrays, diffLines } from "diff";
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { CodeActionKind, type CodeAction, type Diagnostic, type TextEdit } from "vscode-languageserver/node";
 import { formatText } from "../compiler/index.js";
 import { pathOfUri, type DiagnosticData } from "./analysis.js";
+
+/** Characters, with a CRLF as one: an LSP position cannot point between its two halves. */
+function units(text: string): string[] {
+  return text.match(/\r\n|[\s\S]/gu) ?? [];
+}
 
 /** Edits turning `before` into `after`, as offsets into `before`. */
 function differences(before: string, after: string): { offset: number; endOffset: number; text: string }[] {
@@ -15,10 +20,11 @@ function differences(before: string, after: string): { offset: number; endOffset
   let offset = 0;
   const add = (start: number, removed: string, added: string) => {
     let at = start;
-    for (const part of diffChars(removed, added)) {
-      if (part.added) edits.push({ offset: at, endOffset: at, text: part.value });
-      else if (part.removed) edits.push({ offset: at, endOffset: (at += part.value.length), text: "" });
-      else at += part.value.length;
+    for (const part of diffArrays(units(removed), units(added))) {
+      const value = part.value.join("");
+      if (part.added) edits.push({ offset: at, endOffset: at, text: value });
+      else if (part.removed) edits.push({ offset: at, endOffset: (at += value.length), text: "" });
+      else at += value.length;
     }
   };
   const parts = diffLines(before, after);

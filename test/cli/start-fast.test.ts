@@ -48,6 +48,18 @@ fast("spool config validate loads no runtime module", () => {
   assert.equal(runtimeLoads(run.loaded), []);
 });
 
+fast("spool lsp answers initialize and exits on exit, having loaded no runtime module or runtime package", () => {
+  const frame = (message: object) => {
+    const body = JSON.stringify({ jsonrpc: "2.0", ...message });
+    return `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  };
+  const input = [frame({ id: 1, method: "initialize", params: { processId: null, rootUri: null, capabilities: {} } }), frame({ method: "initialized", params: {} }), frame({ id: 2, method: "shutdown" }), frame({ method: "exit" })].join("");
+  const run = runRecordingLoads(temp.path, [spoolBin, "lsp", "--stdio"], { input });
+  assert.is(run.code, 0, run.stderr);
+  assert.match(run.stdout, '"serverInfo":{"name":"spool"}');
+  assert.equal(runtimeLoads(run.loaded).filter((url) => !url.includes("/vscode-languageserver/")), []);
+});
+
 fast("spool run does load the runtime (the recorder would see it)", () => {
   const run = runRecordingLoads(temp.path, [spoolBin, "run", "--config", join(temp.path, "missing.spool")]);
   assert.is.not(run.code, 0);

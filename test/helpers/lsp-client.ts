@@ -21,8 +21,8 @@ export class LspClient {
   private readonly notifications: LspMessage[] = [];
   stderr = "";
 
-  constructor(command: string, args: readonly string[], cwd?: string) {
-    this.child = spawn(command, args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
+  constructor(command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+    this.child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"] });
     this.child.stdout.on("data", (chunk: Buffer) => this.onData(chunk));
     this.child.stderr.on("data", (chunk: Buffer) => (this.stderr += chunk.toString("utf8")));
   }
