@@ -5,7 +5,7 @@
 // (docs/decisions.md D143); the range shows what it is about.
 import { fileURLToPath } from "node:url";
 import type { TextDocument } from "vscode-languageserver-textdocument";
-import { DiagnosticSeverity, type Diagnostic as LspDiagnostic, type Range } from "vscode-languageserver/node";
+import { DiagnosticSeverity, type Diagnostic as LspDiagnostic, type Range } from "./protocol.js";
 import { compileSpoolfile, logSafeDiagnostics, parseSpoolfile, type Diagnostic, type Item } from "../compiler/index.js";
 import { nameSites, type NameSite } from "./names.js";
 

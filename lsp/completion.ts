@@ -2,7 +2,7 @@
 // set, and the names the file defines (`{vars.`, `match @`, `secret_ref "`). Only names from the
 // directive table or the file's own definitions are offered, never a value written in the file.
 import type { TextDocument } from "vscode-languageserver-textdocument";
-import { CompletionItemKind, MarkupKind, type CompletionItem, type Position } from "vscode-languageserver/node";
+import { CompletionItemKind, MarkupKind, type CompletionItem, type Position } from "./protocol.js";
 import { directivesIn, findDirective, type DirectiveInfo } from "../compiler/index.js";
 import type { Analysis } from "./analysis.js";
 import { placeAt } from "./blocks.js";

@@ -5,7 +5,7 @@
 // did-you-mean: it replaces the misspelt word with the compiler's suggestion.
 import { diffArrays, diffLines } from "diff";
 import type { TextDocument } from "vscode-languageserver-textdocument";
-import { CodeActionKind, type CodeAction, type Diagnostic, type TextEdit } from "vscode-languageserver/node";
+import { CodeActionKind, type CodeAction, type Diagnostic, type TextEdit } from "./protocol.js";
 import { formatText } from "../compiler/index.js";
 import { pathOfUri, type DiagnosticData } from "./analysis.js";
 

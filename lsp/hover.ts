@@ -1,7 +1,7 @@
 // Hover on a directive's name: its line from the directive table (how it is written, what it does,
 // its default and the values it takes). Nothing of the file but the directive's name is shown.
 import type { TextDocument } from "vscode-languageserver-textdocument";
-import { MarkupKind, type Hover, type Position } from "vscode-languageserver/node";
+import { MarkupKind, type Hover, type Position } from "./protocol.js";
 import type { DirectiveInfo } from "../compiler/index.js";
 import { rangeOf, type Analysis } from "./analysis.js";
 import { directiveNamedAt, rowOf } from "./blocks.js";

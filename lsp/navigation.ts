@@ -1,6 +1,6 @@
 // Go to definition and find references for `{vars.NAME}`, named matchers and `secret_ref "ID"`.
 import type { TextDocument } from "vscode-languageserver-textdocument";
-import type { Location, Position } from "vscode-languageserver/node";
+import type { Location, Position } from "./protocol.js";
 import { rangeOf, type Analysis } from "./analysis.js";
 import { siteAt, type NameSite } from "./names.js";
 

@@ -2,7 +2,7 @@
 // modules beside this one; this file only wires them to the connection. Diagnostics follow each
 // change after a short pause, so a burst of keystrokes compiles once.
 import { TextDocument } from "vscode-languageserver-textdocument";
-import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter, TextDocuments, TextDocumentSyncKind } from "vscode-languageserver/node";
+import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter, TextDocuments, TextDocumentSyncKind } from "./protocol.js";
 import { analyse, type Analysis } from "./analysis.js";
 import { complete } from "./completion.js";
 import { codeActions, formattingEdits } from "./edits.js";

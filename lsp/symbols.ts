@@ -2,7 +2,7 @@
 // with the nested blocks it opens. Symbol names are directive names, route paths, matcher names and
 // secret ids only, never an argument's value otherwise.
 import type { TextDocument } from "vscode-languageserver-textdocument";
-import { SymbolKind, type DocumentSymbol } from "vscode-languageserver/node";
+import { SymbolKind, type DocumentSymbol } from "./protocol.js";
 import { directivesOf, type Directive, type Item } from "../compiler/index.js";
 import { rangeOf } from "./analysis.js";
 import { blockOpenedBy } from "./blocks.js";
@@ -14,7 +14,7 @@ function symbolName(d: Directive, key: string | undefined): string {
   return name;
 }
 
-function kindOf(key: string | undefined): SymbolKind {
+function kindOf(key: string | undefined): DocumentSymbol["kind"] {
   if (key === "route") return SymbolKind.Function;
   if (key === "matcher") return SymbolKind.Interface;
   if (key === "channel") return SymbolKind.Namespace;

@@ -33,6 +33,8 @@ fast("spool config fmt on the example Spoolfile loads no runtime module and no r
   assert.is(run.code, 0, run.stderr);
   assert.ok(run.loaded.some((url) => url.endsWith("/dist/compiler/format.js")), "the formatter was loaded");
   assert.equal(runtimeLoads(run.loaded), []);
+  // Formatting is text work: the IR compiler (compiler/compile.js and the blocks) is not loaded either.
+  assert.equal(run.loaded.filter((url) => url.endsWith("/dist/compiler/compile.js") || url.includes("/dist/compiler/blocks/")), []);
 });
 
 fast("spool config fmt loads chevrotain as its one-file build, not lodash-es module by module", () => {
