@@ -47,13 +47,13 @@ cli
   });
 
 cli
-  .command("config validate", "Validate the Spoolfile: exit 0 valid, 1 invalid, 2 usage error")
+  .command("config validate [...files]", "Validate the Spoolfile (or each FILE given, as pre-commit passes them): exit 0 valid, 1 invalid, 2 usage error")
   .option("--config <file>", "Config file", { default: DEFAULT_CONFIG })
   .option("--format <format>", "text or json", { default: "text" })
   .option("--strict-secrets", "Treat unreadable secrets (unset env, missing file) as errors")
   .example("spool config validate --config Spoolfile --format json")
-  .action((flags: { config: string; format: string; strictSecrets?: boolean }) => {
-    pending = import("./commands/config-validate.js").then(async (m) => m.runConfigValidate(flags, await output()));
+  .action((files: string[], flags: { config: string; format: string; strictSecrets?: boolean }) => {
+    pending = import("./commands/config-validate.js").then(async (m) => m.runConfigValidates(files, flags, await output()));
   });
 
 cli
