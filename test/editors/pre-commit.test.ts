@@ -51,7 +51,7 @@ const CANONICAL = "ingress {\n  listen :8080\n}\n\n/a {\n  pull {\n    path /a\n
 const preCommit = suite("pre-commit hooks");
 
 if (!hooks) {
-  reportSkipped("pre-commit manifest", 3, `python3 with PyYAML is needed to read the manifest (${python.stderr.trim().split("\n").pop()})`);
+  reportSkipped("pre-commit manifest", 4, `python3 with PyYAML is needed to read the manifest (${python.stderr.trim().split("\n").pop()})`);
 } else {
   preCommit("the manifest has pre-commit's shape: each hook's keys, language and files pattern", () => {
     assert.equal(hooks.map((h) => h.id), ["spool-fmt", "spool-validate", "spool-fmt-system", "spool-validate-system"]);
@@ -62,6 +62,15 @@ if (!hooks) {
       assert.is(hook.files, "(^|/)Spoolfile$");
     }
     assert.equal(pythonSearch("(^|/)Spoolfile$", ["Spoolfile", "deploy/prod/Spoolfile", "Spoolfile.bak", "MySpoolfile", "deploy/a.spool"]), [true, true, false, false, false]);
+  });
+
+  preCommit("docs/editors.md names every hook of the manifest, and its snippets only those", () => {
+    const docs = readFileSync(repoPath("docs", "editors.md"), "utf8");
+    const ids = hooks.map((h) => h.id);
+    for (const id of ids) assert.ok(docs.includes(`| \`${id}\` |`), `${id} is not in the hooks table`);
+    const used = [...docs.matchAll(/- id: (\S+)/g)].map((m) => m[1]);
+    assert.ok(used.length >= 4);
+    assert.equal(used.filter((id) => !ids.includes(id)), []);
   });
 
   preCommit("each entry, run as pre-commit runs it (entry then file names), formats or validates those files", () => {
