@@ -12,8 +12,17 @@ import { documentSymbols } from "./symbols.js";
 
 const DIAGNOSTICS_PAUSE_MS = 120;
 
-export function startLanguageServer(input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WritableStream = process.stdout): Promise<void> {
+/**
+ * Serves until the client says `exit` (the library then exits the process: 0 after `shutdown`, 1
+ * without) or its end of stdin closes; resolves with the exit code for the latter (1: the client went
+ * away without asking for a shutdown).
+ */
+export function startLanguageServer(input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WritableStream = process.stdout): Promise<number> {
   const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(input), new StreamMessageWriter(output));
+  let shutdown = false;
+  connection.onShutdown(() => {
+    shutdown = true;
+  });
   const documents = new TextDocuments(TextDocument);
   const analyses = new Map<string, Analysis>();
   const timers = new Map<string, NodeJS.Timeout>();
@@ -70,7 +79,10 @@ export function startLanguageServer(input: NodeJS.ReadableStream = process.stdin
   connection.onDocumentSymbol(({ textDocument }) => withDoc(textDocument.uri, [], (doc) => documentSymbols(doc, analysisOf(doc).items)));
   connection.onCodeAction(({ textDocument, context }) => withDoc(textDocument.uri, [], (doc) => codeActions(doc, context.diagnostics)));
 
-  const closed = new Promise<void>((resolve) => connection.onExit(() => resolve()));
+  const closed = new Promise<number>((resolve) => {
+    connection.onExit(() => resolve(shutdown ? 0 : 1));
+    input.once("end", () => resolve(shutdown ? 0 : 1));
+  });
   documents.listen(connection);
   connection.listen();
   return closed;

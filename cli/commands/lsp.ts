@@ -2,7 +2,6 @@
 // and the language server library only; never the runtime.
 import { startLanguageServer } from "../../lsp/server.js";
 
-export async function runLsp(): Promise<number> {
-  await startLanguageServer();
-  return 0;
+export function runLsp(): Promise<number> {
+  return startLanguageServer();
 }

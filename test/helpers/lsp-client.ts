@@ -77,6 +77,13 @@ export class LspClient {
     return withTimeout(new Promise((resolve) => this.waiters.push({ match, resolve })), what);
   }
 
+  /** Closes the server's stdin, as an editor that went away does; resolves with the exit code. */
+  endInput(): Promise<number | null> {
+    const exited = new Promise<number | null>((resolve) => this.child.once("exit", (code) => resolve(code)));
+    this.child.stdin.end();
+    return withTimeout(exited, "exit after stdin closed");
+  }
+
   async close(): Promise<number | null> {
     const exited = new Promise<number | null>((resolve) => this.child.once("exit", (code) => resolve(code)));
     if (this.child.exitCode !== null) return this.child.exitCode;

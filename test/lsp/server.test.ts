@@ -132,6 +132,12 @@ lsp("initialize names every capability the server has", async () => {
   assert.is(await client.close(), 0);
 });
 
+lsp("the server exits when the editor goes away: 1 without a shutdown request", async () => {
+  const client = startServer();
+  await initialized(client);
+  assert.is(await client.endInput(), 1);
+});
+
 lsp("didOpen and didChange publish the compiler's diagnostics with ranges, codes and severities", async () => {
   const client = startServer();
   await initialized(client);
