@@ -171,7 +171,7 @@ export const DIRECTIVES: readonly DirectiveInfo[] = [
     { name: "prefix", usage: "<path>", default: "/metrics", description: "Path of the endpoint" },
   ]),
   ...rows("tracing", [
-    BOOL("enabled", "on (in a block)", "Whether tracing is on"),
+    BOOL("enabled", "off", "Whether tracing is on (needs collector)"),
     { name: "collector", usage: "<url>", default: "none (required when enabled)", description: "OTLP/HTTP collector" },
     { name: "url_path", usage: "<path>", default: "/v1/traces", description: "Path on the collector" },
     DURATION("timeout", "10s", "Time one export may take"),
