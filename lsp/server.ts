@@ -11,6 +11,8 @@ import { definition, references } from "./navigation.js";
 import { documentSymbols } from "./symbols.js";
 
 const DIAGNOSTICS_PAUSE_MS = 120;
+/** How long after stdin ends the server waits for the messages already read to be handled. */
+const END_GRACE_MS = 500;
 
 /**
  * Serves until the client says `exit` (the library then exits the process: 0 after `shutdown`, 1
@@ -81,7 +83,9 @@ export function startLanguageServer(input: NodeJS.ReadableStream = process.stdin
 
   const closed = new Promise<number>((resolve) => {
     connection.onExit(() => resolve(shutdown ? 0 : 1));
-    input.once("end", () => resolve(shutdown ? 0 : 1));
+    // The messages read before the end are still queued: an `exit` among them ends the process
+    // first. Without one, the client went away; the grace lets the queue drain.
+    input.once("end", () => setTimeout(() => resolve(shutdown ? 0 : 1), END_GRACE_MS));
   });
   documents.listen(connection);
   connection.listen();
