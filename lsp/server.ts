@@ -3,7 +3,7 @@
 // change after a short pause, so a burst of keystrokes compiles once.
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter, TextDocuments, TextDocumentSyncKind } from "./protocol.js";
-import { analyse, type Analysis } from "./analysis.js";
+import { analyse, diagnose, type Analysis } from "./analysis.js";
 import { complete } from "./completion.js";
 import { codeActions, formattingEdits } from "./edits.js";
 import { hover } from "./hover.js";
@@ -39,7 +39,7 @@ export function startLanguageServer(input: NodeJS.ReadableStream = process.stdin
   };
   const publish = (doc: TextDocument) => {
     timers.delete(doc.uri);
-    void connection.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics: [...analysisOf(doc).diagnostics] });
+    void connection.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics: diagnose(doc) });
   };
   const schedule = (doc: TextDocument, pauseMs: number) => {
     clearTimeout(timers.get(doc.uri));
