@@ -51,7 +51,7 @@ reference("every block's rows are exactly the directives the compiler accepts th
   for (const block of BLOCKS) {
     const rows = directivesIn(block.key);
     const names = [...new Set(rows.map((r) => r.name))].filter((n) => !(block.key === "top" && ["inbound", "outbound", "internal"].includes(n))).sort();
-    assert.equal(names, namesAccepted(block.key), `block ${block.key}`);
+    assert.equal(names, namesAccepted(block.key), `block ${block.key}: give each directive the compiler accepts a row in compiler/reference.ts (then npm run build and node scripts/directive-reference.mjs)`);
   }
 });
 
@@ -82,7 +82,7 @@ reference("docs/spoolfile.md's directive reference is the table's generated text
   const docs = readFileSync(repoPath("docs", "spoolfile.md"), "utf8");
   const match = /<!-- directive-reference:start[^\n]*-->\n([\s\S]*?)<!-- directive-reference:end -->/.exec(docs);
   assert.ok(match, "docs/spoolfile.md has no directive-reference markers");
-  assert.fixture(match[1], `\n${referenceMarkdown()}`);
+  assert.fixture(match[1], `\n${referenceMarkdown()}`, "regenerate it: npm run build && node scripts/directive-reference.mjs");
 });
 
 reference.run();
