@@ -1,4 +1,4 @@
-import { readSpoolfile, renderDiagnostic } from "../compiler/index.js";
+import { readSpoolfile, renderDiagnostic } from "../compiler/text.js";
 
 /** Where a command writes; the CLI binds it to the process, tests may capture it. */
 export interface CommandOutput {

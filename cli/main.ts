@@ -1,10 +1,5 @@
 #!/usr/bin/env node
 import { cac } from "cac";
-import { runConfigDiff } from "./commands/config-diff.js";
-import { runConfigFmt } from "./commands/config-fmt.js";
-import { runConfigValidate } from "./commands/config-validate.js";
-import { runCommand } from "./commands/run.js";
-import { processOutput } from "./io.js";
 import { spoolVersion } from "./version.js";
 
 const DEFAULT_CONFIG = "./Spoolfile";
@@ -25,6 +20,11 @@ function givenValue(args: readonly string[], flag: string): string | undefined {
 const argv = [...process.argv];
 if (argv[2] === "config" && argv[3] !== undefined && !argv[3].startsWith("-")) argv.splice(2, 2, `config ${argv[3]}`);
 
+// Start fast (docs/decisions.md D140): a command's modules load only when that command runs, so
+// `spool version` and `spool config fmt` never load the runtime (prom-client, undici, the stores,
+// OpenTelemetry). Each action imports its command file with `import()`; keep new commands so.
+const output = async () => (await import("./io.js")).processOutput;
+
 const cli = cac("spool");
 let pending: Promise<number> | undefined;
 // `run` exits as soon as it has stopped: an idle pool or timer must not keep a stopped server
@@ -43,17 +43,17 @@ cli
   .example("spool config fmt --config Spoolfile --check")
   .example("spool config fmt --check a.spool b.spool")
   .action((files: string[], flags: { config?: string; write?: boolean; check?: boolean }) => {
-    pending = runConfigFmt(files, flags, processOutput);
+    pending = import("./commands/config-fmt.js").then(async (m) => m.runConfigFmt(files, flags, await output()));
   });
 
 cli
-  .command("config validate", "Validate the Spoolfile: exit 0 valid, 1 invalid, 2 usage error")
+  .command("config validate [...files]", "Validate the Spoolfile (or each FILE given, as pre-commit passes them): exit 0 valid, 1 invalid, 2 usage error")
   .option("--config <file>", "Config file", { default: DEFAULT_CONFIG })
   .option("--format <format>", "text or json", { default: "text" })
   .option("--strict-secrets", "Treat unreadable secrets (unset env, missing file) as errors")
   .example("spool config validate --config Spoolfile --format json")
-  .action((flags: { config: string; format: string; strictSecrets?: boolean }) => {
-    pending = runConfigValidate(flags, processOutput);
+  .action((files: string[], flags: { config: string; format: string; strictSecrets?: boolean }) => {
+    pending = import("./commands/config-validate.js").then(async (m) => m.runConfigValidates(files, flags, await output()));
   });
 
 cli
@@ -61,7 +61,15 @@ cli
   .option("--semantic", "List the changes by Spoolfile directive instead of a text diff (~ route /x › deliver https://… › timeout: 5s -> 10s); credentials are never printed")
   .example("spool config diff Spoolfile.old Spoolfile --semantic")
   .action((oldPath: string | undefined, newPath: string | undefined, flags: { semantic?: boolean }) => {
-    pending = runConfigDiff(oldPath, newPath, flags, processOutput);
+    pending = import("./commands/config-diff.js").then(async (m) => m.runConfigDiff(oldPath, newPath, flags, await output()));
+  });
+
+cli
+  .command("lsp", "The Spoolfile language server, on stdin/stdout (docs/editors.md)")
+  .option("--stdio", "Talk over stdin/stdout (the default and only transport; editors pass it)")
+  .action(() => {
+    exitWhenDone = true;
+    pending = import("./commands/lsp.js").then((m) => m.runLsp());
   });
 
 cli
@@ -76,7 +84,7 @@ cli
   .example("spool run --config Spoolfile --db ./.data/spool.db --watch")
   .action((flags: { config: string; db: string; postgresDsn?: string; pidFile?: string; watch?: boolean; logLevel?: string; dotenv?: string }) => {
     exitWhenDone = true;
-    pending = runCommand({ ...flags, config: String(flags.config), db: String(flags.db) });
+    pending = import("./commands/run.js").then((m) => m.runCommand({ ...flags, config: String(flags.config), db: String(flags.db) }));
   });
 
 cli.help();

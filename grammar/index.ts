@@ -1,7 +1,7 @@
 import { errorAt, type Diagnostic } from "./diagnostic.js";
 import { SpoolfileParser, spanOfToken } from "./parser.js";
 import { restoreMissingCloses } from "./recovery.js";
-import type { IToken } from "chevrotain";
+import type { IToken } from "./chevrotain.js";
 import { LCurly, RCurly, spoolLexer } from "./tokens.js";
 import type { SpoolfileTree } from "./tree.js";
 

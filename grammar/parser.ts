@@ -1,4 +1,4 @@
-import { EmbeddedActionsParser, type IToken } from "chevrotain";
+import { EmbeddedActionsParser, type IToken } from "./chevrotain.js";
 import { errorAt, type Diagnostic } from "./diagnostic.js";
 import type { RestoredClose } from "./recovery.js";
 import type { Span } from "./span.js";

@@ -1,4 +1,4 @@
-import { createTokenInstance, type IToken, type TokenType } from "chevrotain";
+import { createTokenInstance, type IToken, type TokenType } from "./chevrotain.js";
 import { Comment, LCurly, Newline, QuotedString, RCurly, UnterminatedString, Word } from "./tokens.js";
 
 // Recovery of a lost `}` from indentation. Brace matching alone puts a missing `}` at the wrong

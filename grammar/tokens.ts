@@ -1,4 +1,4 @@
-import { createToken, Lexer, type TokenType } from "chevrotain";
+import { createToken, Lexer, type TokenType } from "./chevrotain.js";
 
 // Token vocabulary of the Spoolfile (docs/decisions.md D2).
 // Whitespace is kept in its own group so the token stream stays lossless; comments and newlines

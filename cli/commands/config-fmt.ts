@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { formatText, renderDiagnostic, writeFileAtomically } from "../../compiler/index.js";
+import { formatText, renderDiagnostic, writeFileAtomically } from "../../compiler/text.js";
 import { readConfigText, type CommandOutput } from "../io.js";
 
 export interface FmtFlags {

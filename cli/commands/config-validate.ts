@@ -7,6 +7,21 @@ export interface ValidateFlags {
   readonly strictSecrets?: boolean;
 }
 
+/**
+ * `config validate FILE…` (what pre-commit runs, docs/editors.md): each file validated as with
+ * `--config FILE`, in turn; exit 1 when any is invalid. JSON output is one document, so it takes one file.
+ */
+export async function runConfigValidates(files: readonly string[], flags: ValidateFlags, out: CommandOutput): Promise<number> {
+  if (files.length === 0) return runConfigValidate(flags, out);
+  if (files.length > 1 && flags.format === "json") {
+    out.stderr("spool: config validate: --format json validates one file at a time");
+    return 2;
+  }
+  let worst = 0;
+  for (const file of files) worst = Math.max(worst, await runConfigValidate({ ...flags, config: file }, out));
+  return worst;
+}
+
 // Exit 0 valid, 1 invalid, 2 usage error. JSON is {ok, errors:[…], warnings:[…]}, each entry
 // {file, line, col, message, code, subject, expected} with found and suggestion when known.
 export async function runConfigValidate(flags: ValidateFlags, out: CommandOutput): Promise<number> {

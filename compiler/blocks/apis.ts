@@ -5,6 +5,7 @@ import { DEFAULTS } from "../defaults.js";
 import type { AdminApiConfig, IngressConfig, ListenAddress, PullApiConfig, RateLimit, SecretSource, TlsConfig } from "../ir.js";
 import { tlsFileKind, tlsFileProblem } from "../tls-files.js";
 import { decodeListen, decodeNumber, decodeOneOf, decodePath, decodeSecretSource, expectArgs, expectNoBlock } from "../values.js";
+import { CLIENT_AUTH_MODES } from "../reference.js";
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -136,7 +137,7 @@ export function compileTls(cx: CompileContext, d: Directive, where: string): Tls
     client_auth: {
       handle: (c) => {
         const arg = singleArg(cx, c, "client_auth <mode>");
-        const mode = arg && decodeOneOf(cx, arg, "client_auth", ["none", "request", "require_any", "verify_if_given", "require", "require_and_verify"] as const);
+        const mode = arg && decodeOneOf(cx, arg, "client_auth", CLIENT_AUTH_MODES);
         if (mode) out.clientAuth = mode === "require" ? "require_and_verify" : mode;
       },
     },

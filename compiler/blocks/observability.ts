@@ -8,9 +8,10 @@ import { DEFAULTS } from "../defaults.js";
 import type { AccessLogConfig, LogLevel, LogOutput, MetricsConfig, ObservabilityConfig, RuntimeLogConfig, TracingConfig } from "../ir.js";
 import { decodeBool, decodeHeaderName, decodeHeaderValue, decodeHttpUrl, decodeListen, decodeOneOf, decodePath, expectArgs, expectNoBlock } from "../values.js";
 import { defaultListen } from "./apis.js";
+import { LOG_LEVELS } from "../reference.js";
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-const LEVELS = ["debug", "info", "warn", "error", "off"] as const;
+const LEVELS = LOG_LEVELS;
 
 // observability { access_log on|off|{…}; runtime_log <level>|{…}; metrics on|off|{…}; tracing on|off|{…} }
 export function compileObservability(cx: CompileContext, d: Directive | undefined): ObservabilityConfig {

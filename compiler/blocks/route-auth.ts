@@ -5,8 +5,9 @@ import { DEFAULTS } from "../defaults.js";
 import type { HmacProvider, NamedSecret, RotatingSecret, RouteAuth, SecretSource } from "../ir.js";
 import { decodeHeaderName, decodeHttpUrl, decodeOneOf, decodeSecretSource, expectArgs, singleArgOf } from "../values.js";
 import { checkStandardWebhooksKeys, plainSecret, resolveSecretRefs } from "./secrets.js";
+import { HMAC_PROVIDERS } from "../reference.js";
 
-const PROVIDERS = ["github", "gitea", "forgejo", "stripe", "cituro", "standard_webhooks"] as const;
+const PROVIDERS = HMAC_PROVIDERS;
 
 /** Accumulates a route's `auth …` statements, then checks the combination rules. */
 export class RouteAuthBuilder {

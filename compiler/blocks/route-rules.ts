@@ -14,8 +14,9 @@ import { compileDeliver } from "./deliver.js";
 import { checkDeliverEgress } from "./deliver-egress.js";
 import { compileMatchBlock, mergeCriteria } from "./matcher.js";
 import type { PullDraft, RouteDraft, RouteGlobals } from "./route-draft.js";
+import { QUEUE_BACKENDS } from "../reference.js";
 
-const BACKENDS = ["sqlite", "memory", "postgres"] as const;
+const BACKENDS = QUEUE_BACKENDS;
 
 /** The rules of one route's block; `path` is the decoded route path (undefined when invalid). */
 export function routeRules(cx: CompileContext, draft: RouteDraft, globals: RouteGlobals, pathArg: Arg, path: string | undefined): Record<string, DirectiveRule> {

@@ -4,6 +4,7 @@ import type { CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { QueueLimits, RetentionConfig } from "../ir.js";
 import { decodeOneOf } from "../values.js";
+import { DROP_POLICIES } from "../reference.js";
 
 // queue_limits { max_depth <int>; drop_policy reject|drop_oldest } — depth counts queued + leased.
 export function compileQueueLimits(cx: CompileContext, d: Directive | undefined): QueueLimits {
@@ -14,7 +15,7 @@ export function compileQueueLimits(cx: CompileContext, d: Directive | undefined)
     drop_policy: {
       handle: (p) => {
         const a = singleArg(cx, p, "drop_policy reject|drop_oldest");
-        const v = a && decodeOneOf(cx, a, "drop_policy", ["reject", "drop_oldest"] as const);
+        const v = a && decodeOneOf(cx, a, "drop_policy", DROP_POLICIES);
         if (v) out.dropPolicy = v;
       },
     },
