@@ -4,6 +4,7 @@ import { runConfigDiff } from "./commands/config-diff.js";
 import { runConfigFmt } from "./commands/config-fmt.js";
 import { runConfigValidate } from "./commands/config-validate.js";
 import { runCommand } from "./commands/run.js";
+import { runVerifyRelease, type VerifyReleaseFlags } from "./commands/verify-release.js";
 import { processOutput } from "./io.js";
 import { spoolVersion } from "./version.js";
 
@@ -77,6 +78,24 @@ cli
   .action((flags: { config: string; db: string; postgresDsn?: string; pidFile?: string; watch?: boolean; logLevel?: string; dotenv?: string }) => {
     exitWhenDone = true;
     pending = runCommand({ ...flags, config: String(flags.config), db: String(flags.db) });
+  });
+
+cli
+  .command("verify-release [...args]", "Verify a downloaded release: checksums, Ed25519 signature, SBOM, provenance; exit 0 verified, 1 a check failed, 2 usage error")
+  .option("--checksums <file>", "The release's spool_<version>_checksums.txt (required)")
+  .option("--base-dir <dir>", "Where the listed files are (default: the checksums file's directory)")
+  .option("--signature <file>", "Base64 Ed25519 signature over the checksums file (default: <checksums>.sig when it and the key exist)")
+  .option("--public-key <file>", "PEM Ed25519 public key (default: <checksums>.pub.pem)")
+  .option("--require-signature", "Fail when there is no signature")
+  .option("--sbom <file>", "SPDX 2.3 JSON SBOM (default: the checksums entry ending _sbom.spdx.json)")
+  .option("--require-sbom", "Fail when there is no SBOM")
+  .option("--provenance <file>", "SLSA v1 provenance, DSSE envelopes (default: the *_provenance.intoto.jsonl found)")
+  .option("--require-provenance", "Fail when there is no provenance")
+  .option("--sbom-attestation <file>", "SBOM attestation, DSSE envelopes (default: the *_sbom.intoto.jsonl found)")
+  .option("--json", "One line of JSON instead of text")
+  .example("spool verify-release --checksums spool_1.2.3_checksums.txt --public-key spool-release.pub.pem --signature spool_1.2.3_checksums.txt.sig --require-signature")
+  .action((args: string[], flags: VerifyReleaseFlags) => {
+    pending = runVerifyRelease(args, flags, processOutput);
   });
 
 cli.help();
