@@ -4,7 +4,7 @@ import { runConfigDiff } from "./commands/config-diff.js";
 import { runConfigFmt } from "./commands/config-fmt.js";
 import { runConfigValidate } from "./commands/config-validate.js";
 import { runCommand } from "./commands/run.js";
-import { runVerifyRelease, type VerifyReleaseFlags } from "./commands/verify-release.js";
+import type { VerifyReleaseFlags } from "./commands/verify-release.js";
 import { processOutput } from "./io.js";
 import { spoolVersion } from "./version.js";
 
@@ -95,7 +95,8 @@ cli
   .option("--json", "One line of JSON instead of text")
   .example("spool verify-release --checksums spool_1.2.3_checksums.txt --public-key spool-release.pub.pem --signature spool_1.2.3_checksums.txt.sig --require-signature")
   .action((args: string[], flags: VerifyReleaseFlags) => {
-    pending = runVerifyRelease(args, flags, processOutput);
+    // Loaded only when it runs: node:crypto and node:fs, nothing of the runtime (docs/releases.md).
+    pending = import("./commands/verify-release.js").then((m) => m.runVerifyRelease(args, flags));
   });
 
 cli.help();

@@ -9,7 +9,13 @@ export interface VerifyReleaseFlags extends Partial<VerifyOptions> {
   readonly json?: boolean;
 }
 
-export async function runVerifyRelease(positionals: readonly string[], flags: VerifyReleaseFlags, out: CommandOutput): Promise<number> {
+const stdio: CommandOutput = {
+  stdout: (line) => process.stdout.write(`${line}\n`),
+  stdoutRaw: (text) => process.stdout.write(text),
+  stderr: (line) => process.stderr.write(`${line}\n`),
+};
+
+export async function runVerifyRelease(positionals: readonly string[], flags: VerifyReleaseFlags, out: CommandOutput = stdio): Promise<number> {
   if (positionals.length > 0) {
     out.stderr(`verify-release: unexpected argument ${JSON.stringify(positionals[0])} (every input is a flag; see spool verify-release --help)`);
     return 2;

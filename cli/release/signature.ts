@@ -13,7 +13,7 @@ export function ed25519PublicKey(pem: string, file: string): KeyObject {
   } catch {
     fail(`public key "${file}" is not a readable PEM public key`);
   }
-  if (key.asymmetricKeyType !== "ed25519") fail(`public key "${file}" is ${key.asymmetricKeyType ?? "not"} an Ed25519 key`);
+  if (key.asymmetricKeyType !== "ed25519") fail(`public key "${file}" is not an Ed25519 key (${key.asymmetricKeyType ?? "unknown type"})`);
   return key;
 }
 
