@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { repoPath } from "../helpers/repo.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 import { copyRelease, envelope, N, relist, resign, sha256, statements, throwawayKey, verify, VERSION, release, type Key, type Ran } from "./release-build.js";
 
@@ -76,6 +77,18 @@ test("SBOM: npm's SPDX 2.3 made the release's: the application at the version, K
   assert.is(prov.predicateType, "https://slsa.dev/provenance/v1");
   assert.equal(prov.subject.map((s: any) => s.name).sort(), [asset, N.tarball]);
   assert.match(prov.predicate.buildDefinition.resolvedDependencies[0].digest.gitCommit, /^[0-9a-f]{40}$/);
+});
+
+test("docs/releases.md's check without Spool: OpenSSL verifies the signature, sha256sum the files", () => {
+  const d = copy();
+  const sh = (cmd: string) => spawnSync("bash", ["-c", cmd], { cwd: d, encoding: "utf8" });
+  const docs = readFileSync(repoPath("docs", "releases.md"), "utf8");
+  const block = /base64 -d .*\nopenssl pkeyutl .*\nsha256sum .*\n/.exec(docs)![0].replaceAll("1.2.3", VERSION).replace("spool-release.pub.pem", N.pub);
+  const ok = sh(`set -e\n${block}`);
+  assert.is(ok.status, 0, ok.stderr);
+  assert.match(ok.stdout, /Signature Verified Successfully/);
+  writeFileSync(join(d, N.checksums), `${readFileSync(join(d, N.checksums), "utf8")}\n`);
+  assert.is.not(sh(`set -e\n${block}`).status, 0, "a changed checksums file fails OpenSSL's check too");
 });
 
 test("verifies: exit 0, the five text lines with absolute paths", () => {
