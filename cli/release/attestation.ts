@@ -4,10 +4,7 @@
 // are not verified: the checksums signature is the trust anchor (docs/releases.md).
 import { IN_TOTO_PAYLOAD_TYPE, IN_TOTO_STATEMENT_TYPE } from "./formats.js";
 import { fail } from "./failure.js";
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+import { isObject, STANDARD_BASE64, type Json } from "./shapes.js";
 
 /** The documents of an attestation file, each with the line it starts on (1 for a single document). */
 function documents(text: string, bad: (where: string, rule: string) => never): { line: number; doc: unknown }[] {
@@ -43,7 +40,7 @@ export function checkAttestation(text: string, file: string, label: string, pred
     if (envelope.payloadType !== IN_TOTO_PAYLOAD_TYPE) {
       bad(where, `payloadType must be "${IN_TOTO_PAYLOAD_TYPE}" (got ${JSON.stringify(envelope.payloadType ?? null)})`);
     }
-    if (typeof envelope.payload !== "string" || envelope.payload === "" || !BASE64.test(envelope.payload)) bad(where, "payload must be standard base64");
+    if (typeof envelope.payload !== "string" || envelope.payload === "" || !STANDARD_BASE64.test(envelope.payload)) bad(where, "payload must be standard base64");
     let statement: unknown;
     try {
       statement = JSON.parse(Buffer.from(envelope.payload as string, "base64").toString("utf8"));

@@ -1,10 +1,6 @@
 // Step 3: the SPDX 2.3 JSON SBOM's shape.
 import { fail } from "./failure.js";
-
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-const nonEmptyString = (v: unknown): v is string => typeof v === "string" && v.trim() !== "";
+import { isObject, nonEmptyString, type Json } from "./shapes.js";
 
 /** Fails naming the file and the first rule the document breaks. */
 export function checkSbom(text: string, file: string): void {

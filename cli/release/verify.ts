@@ -68,7 +68,10 @@ export async function verifyRelease(o: VerifyOptions): Promise<VerifyResult> {
   let sbomFile: string | undefined;
   if (o.sbom !== undefined) {
     sbomFile = resolve(o.sbom);
-    if (!artifacts.some((a) => basename(a.name) === basename(sbomFile!))) fail(`sbom "${sbomFile}" is not listed in checksums file "${checksumsFile}"`);
+    const entry = artifacts.find((a) => basename(a.name) === basename(sbomFile!));
+    if (!entry) fail(`sbom "${sbomFile}" is not listed in checksums file "${checksumsFile}"`);
+    // Another file of the same name (elsewhere than the base dir) must have the listed digest too.
+    if (sbomFile !== entryPath(entry, baseDir)) await verifyEntries([{ name: sbomFile, sha256: entry.sha256 }], baseDir);
   } else {
     const listed = artifacts.filter((a) => a.name.endsWith(SBOM_SUFFIX));
     if (listed.length > 1) fail(`several SBOMs listed in checksums file "${checksumsFile}": ${listed.map((a) => `"${a.name}"`).join(", ")} (pick one with --sbom)`);

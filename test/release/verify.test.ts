@@ -268,6 +268,12 @@ test("--sbom must be a checksums entry; several SBOM entries need --sbom", () =>
   const d = copy();
   writeFileSync(join(d, "other.json"), readFileSync(join(d, N.sbom)));
   failsWith(verify(["--checksums", checks(d), "--sbom", join(d, "other.json")]), `sbom "${join(d, "other.json")}" is not listed in checksums file "${checks(d)}"`);
+  // A file of the listed name elsewhere must have the listed digest.
+  mkdirSync(join(d, "elsewhere"));
+  writeFileSync(join(d, "elsewhere", N.sbom), "{}");
+  failsWith(verify(["--checksums", checks(d), "--sbom", join(d, "elsewhere", N.sbom)]), `checksum mismatch for "${join(d, "elsewhere", N.sbom)}"`);
+  writeFileSync(join(d, "elsewhere", N.sbom), readFileSync(join(d, N.sbom)));
+  assert.match(verify(["--checksums", checks(d), "--sbom", join(d, "elsewhere", N.sbom)]).stdout, `sbom: verified via ${join(d, "elsewhere", N.sbom)}`);
   writeFileSync(join(d, "x_sbom.spdx.json"), readFileSync(join(d, N.sbom)));
   writeFileSync(checks(d), `${readFileSync(checks(d), "utf8")}${sha256(readFileSync(join(d, "x_sbom.spdx.json")))}  x_sbom.spdx.json\n`);
   failsWith(verify(["--checksums", checks(d)]), `several SBOMs listed in checksums file "${checks(d)}": "${N.sbom}", "x_sbom.spdx.json" (pick one with --sbom)`);
