@@ -11,7 +11,6 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { provenanceLine, sbomAttestationLine } from "./attest.mjs";
 import { packTarball } from "./pack.mjs";
 import { git, npm } from "./run.mjs";
 import { releaseSbom } from "./sbom.mjs";
@@ -93,7 +92,6 @@ function loadSigningKey() {
 }
 
 const sha256 = (path) => createHash("sha256").update(readFileSync(path)).digest("hex");
-const names = (await import("../../dist/cli/release/formats.js")).releaseFileNames(version);
 const startedOn = new Date().toISOString();
 const commit = git(["rev-parse", "HEAD"], root) ?? "unknown";
 const epoch = Number(process.env.SOURCE_DATE_EPOCH ?? git(["log", "-1", "--format=%ct", "HEAD"], root) ?? 0);
@@ -102,6 +100,9 @@ if ((git(["status", "--porcelain", "--untracked-files=no"], root) ?? "") !== "")
 }
 
 if (!flags["skip-build"]) npm(["run", "build"], root);
+// The file names, formats and checks are the verifier's own (dist/cli/release/), loaded once built.
+const names = (await import("../../dist/cli/release/formats.js")).releaseFileNames(version);
+const { provenanceLine, sbomAttestationLine } = await import("./attest.mjs");
 mkdirSync(outDir, { recursive: true });
 const work = mkdtempSync(join(tmpdir(), "spool-release-"));
 try {
