@@ -94,7 +94,11 @@ function loadSigningKey() {
 const sha256 = (path) => createHash("sha256").update(readFileSync(path)).digest("hex");
 const startedOn = new Date().toISOString();
 const commit = git(["rev-parse", "HEAD"], root) ?? "unknown";
-const epoch = Number(process.env.SOURCE_DATE_EPOCH ?? git(["log", "-1", "--format=%ct", "HEAD"], root) ?? 0);
+const epochText = process.env.SOURCE_DATE_EPOCH ?? git(["log", "-1", "--format=%ct", "HEAD"], root) ?? "0";
+if (!/^\d+$/.test(epochText)) usage(`SOURCE_DATE_EPOCH must be whole seconds since 1970 (got "${epochText}")`);
+const epoch = Number(epochText);
+// The origin's URL goes into the provenance: never with credentials in it.
+const repository = git(["remote", "get-url", "origin"], root)?.replace(/^([a-z+]+:\/\/)[^@/]*@/i, "$1");
 if ((git(["status", "--porcelain", "--untracked-files=no"], root) ?? "") !== "") {
   process.stderr.write("release: warning: the working tree has uncommitted changes; the release is not the commit's\n");
 }
@@ -121,7 +125,7 @@ try {
   }
   const artifacts = [tarball, ...executables].sort().map((name) => ({ name, sha256: sha256(join(outDir, name)) }));
   // 3. The SBOM, checked by the verifier's own rules before anything is signed.
-  const sbom = releaseSbom(root, version, artifacts[artifacts.findIndex((a) => a.name === tarball)], artifacts.filter((a) => a.name !== tarball), epoch);
+  const sbom = releaseSbom(root, version, artifacts.find((a) => a.name === tarball), artifacts.filter((a) => a.name !== tarball), epoch);
   const sbomText = `${JSON.stringify(sbom, null, 2)}\n`;
   (await import("../../dist/cli/release/sbom.js")).checkSbom(sbomText, names.sbom);
   writeFileSync(join(outDir, names.sbom), sbomText);
@@ -135,7 +139,7 @@ try {
   }
   // 5. The attestations (not in the checksums: they describe a run, which differs from run to run).
   const npmVersion = npm(["--version"], root).trim();
-  const build = { version, commit, ref: git(["describe", "--tags", "--exact-match"], root), repository: git(["remote", "get-url", "origin"], root), epoch, npmVersion, startedOn, keepBinaries: flags["keep-binary"] ? "given" : flags["skip-keep-binary"] ? "none" : "built" };
+  const build = { version, commit, ref: git(["describe", "--tags", "--exact-match"], root), repository, epoch, npmVersion, startedOn, keepBinaries: flags["keep-binary"] ? "given" : flags["skip-keep-binary"] ? "none" : "built" };
   writeFileSync(join(outDir, names.provenance), provenanceLine(artifacts, build));
   writeFileSync(join(outDir, names.sbomAttestation), sbomAttestationLine(artifacts, sbom));
   // 6. The verifier's own check of what was written.

@@ -54,12 +54,13 @@ test("the private key is in no file of the release and in no output", () => {
 
 test("--unsigned: says so, writes no .sig or .pub.pem, the tarball is the same; verify passes, --require-signature refuses", () => {
   const out = join(tmp.path, "unsigned");
-  const r = release(["--out", out, "--unsigned", "--skip-keep-binary"], { SPOOL_RELEASE_SIGNING_KEY: key.pem });
+  const r = release(["--out", out, "--unsigned", "--skip-keep-binary"], { SPOOL_RELEASE_SIGNING_KEY: key.pem, SOURCE_DATE_EPOCH: "1700000000" });
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, /^unsigned: --unsigned given, so no spool_1\.2\.3_checksums\.txt\.sig or spool_1\.2\.3_checksums\.txt\.pub\.pem/m);
   assert.match(r.stdout, /^signature: not verified$/m);
   assert.equal(readdirSync(out).sort(), [N.tarball, N.checksums, N.provenance, N.sbomAttestation, N.sbom].sort());
   assert.ok(readFileSync(join(out, N.tarball)).equals(readFileSync(join(a, N.tarball))));
+  assert.is(JSON.parse(readFileSync(join(out, N.sbom), "utf8")).creationInfo.created, "2023-11-14T22:13:20Z", "SOURCE_DATE_EPOCH, when set, wins");
   assert.is(readFileSync(join(out, N.checksums), "utf8").split("\n").length, 3, "the tarball and the SBOM");
   assert.is(verify(["--checksums", join(out, N.checksums)]).status, 0);
   assert.is(verify(["--checksums", join(out, N.checksums), "--require-signature"]).status, 1);
@@ -84,6 +85,7 @@ test("refused before building (exit 2): no key, a key that is not Ed25519 or not
   refused(["--out", out, "--key-file", join(tmp.path, "absent.pem")], {}, /^release: cannot read the key file ".*absent\.pem": ENOENT/);
   refused(["--out", out, "--key-file", key.file, "--unsigned"], {}, /--unsigned and --key-file exclude each other/);
   refused(["--out", out, "--unsigned", "--version", "v1.2.3"], {}, /--version must be X\.Y\.Z \(got "v1\.2\.3"/);
+  refused(["--out", out, "--unsigned"], { SOURCE_DATE_EPOCH: "yesterday" }, /^release: SOURCE_DATE_EPOCH must be whole seconds since 1970 \(got "yesterday"\)/);
   refused(["--out", out, "--unsigned", "--key", "x"], {}, /^release: Unknown option '--key'/);
   refused(["--out", out, "--unsigned", "--keep-binary", join(tmp.path, "keep")], {}, /--keep-binary ".*keep" must be named keep-linux-amd64 or keep-linux-arm64/);
   mkdirSync(out);
