@@ -15,7 +15,9 @@ test("on vX.Y.Z tags; Keep's executable on ubuntu-24.04 and ubuntu-24.04-arm; on
   assert.match(workflow, /runner: \[ubuntu-24\.04, ubuntu-24\.04-arm\]/);
   assert.match(workflow, /run: npm run build:keep-binary -- --out keep-bin --version "\$\{GITHUB_REF_NAME#v\}"/);
   assert.match(workflow, /needs: keep-binary/);
-  assert.match(workflow, /gh release create "\$GITHUB_REF_NAME" release\/\*/);
+  assert.match(workflow, /gh release create "\$GITHUB_REF_NAME" release\/\* --verify-tag/);
+  // Before uploading, the release is verified with the key committed to the repository.
+  assert.match(workflow, /verify-release --checksums "release\/spool_\$\{v\}_checksums\.txt" \\\n\s+--signature "release\/spool_\$\{v\}_checksums\.txt\.sig" --public-key docs\/release-key\.pub\.pem/);
 });
 
 test("npm run release gets flags the script knows, both architectures, the key only through env:", () => {
@@ -24,8 +26,10 @@ test("npm run release gets flags the script knows, both architectures, the key o
   for (const flag of command.match(/--[a-z-]+/g)!) assert.ok(help.includes(flag), `${flag} is a release flag`);
   assert.ok(command.includes("--keep-binary keep-bin/keep-linux-amd64 --keep-binary keep-bin/keep-linux-arm64"));
   assert.match(workflow, /env:\n {10}SPOOL_RELEASE_SIGNING_KEY: \$\{\{ secrets\.SPOOL_RELEASE_SIGNING_KEY \}\}/);
-  const runs = workflow.split("\n").filter((l) => /^\s+(- )?run:/.test(l) || /^\s{10}(npm|--)/.test(l));
-  assert.equal(runs.filter((l) => l.includes("${{")), [], "no expression inside run:");
+  // Every line of every run: block (after `run:`, up to the next key of the step).
+  const runText = [...workflow.matchAll(/run: ?[|>]?-?\n?((?:.*\n)*?)(?=\s+(?:- |[a-z-]+:)|$)/g)].map((m) => m[0]).join("\n");
+  assert.ok(runText.includes("npm run release") && runText.includes("gh release create"));
+  assert.not.ok(runText.includes("${{"), "no expression inside run:");
 });
 
 test.run();
