@@ -1,13 +1,16 @@
 // The Keep CI action (keep/action/run.sh) installs Keep's single executable from a release built
-// by `npm run release`, served by a local HTTPS server (certificates made for this run), pinned to
-// the SHA-256 that the release's verified checksums file lists for the runner's architecture.
+// by `npm run release`, served by a local HTTPS server (certificates made for this run, trusted by
+// curl through CURL_CA_BUNDLE), pinned to the SHA-256 that the release's verified checksums file
+// lists for the runner's architecture. Keep's own server has its own CA (the action's ca input).
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { repoPath } from "../helpers/repo.js";
+import { makeTlsMaterial, type TlsMaterial } from "../helpers/tls-material.js";
 import { hostAsset, keepBinary } from "../keep/binary-cache.js";
 import { EARLIER_MAP, fakeRunner, parseEnvFile, run } from "../keep/consumer-harness.js";
 import { issue, makeFixture, put, serve, type Fixture, type Served } from "../keep/keep-helpers.js";
@@ -17,6 +20,8 @@ const test = suite("keep action from a release");
 let fx: Fixture;
 let keepServer: Served;
 let assets: Server;
+let stranger: Server;
+let tls: TlsMaterial;
 let base: string;
 let token: string;
 let dir: string;
@@ -40,7 +45,9 @@ test.before(async () => {
   put(fx, "app/ci/API_KEY", SECRET);
   token = issue(fx, "ci-app");
   keepServer = await serve(fx);
-  assets = createServer({ cert: fx.certs.certPem, key: fx.certs.keyPem }, (req, res) => {
+  tls = makeTlsMaterial();
+  const pem = (name: Parameters<TlsMaterial["file"]>[0]) => readFileSync(tls.file(name));
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     requests.push(req.url ?? "");
     const m = /^\/releases\/download\/v(\d+\.\d+\.\d+)\/([\w.-]+)$/.exec(req.url ?? "");
     const name = m && m[1] === VERSION ? served.get(m[2]) ?? m[2] : undefined;
@@ -50,12 +57,17 @@ test.before(async () => {
     }
     const body = readFileSync(join(dir, name));
     res.writeHead(200, { "Content-Length": body.length }).end(body);
-  });
-  await new Promise<void>((done) => assets.listen(0, "127.0.0.1", done));
-  base = `https://localhost:${(assets.address() as { port: number }).port}/releases/download`;
+  };
+  assets = createServer({ cert: pem("server.pem"), key: pem("server.key") }, handler);
+  stranger = createServer({ cert: pem("stranger.pem"), key: pem("stranger.key") }, handler);
+  for (const server of [assets, stranger]) await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  base = baseOf(assets);
 });
+const baseOf = (server: Server) => `https://localhost:${(server.address() as { port: number }).port}/releases/download`;
 test.after(async () => {
   assets.close();
+  stranger.close();
+  tls.cleanup();
   await keepServer.stop();
   fx.cleanup();
 });
@@ -69,7 +81,7 @@ function listedSha(asset: string): string {
   return line!.slice(0, 64);
 }
 
-async function action(arch: "X64" | "ARM64") {
+async function action(arch: "X64" | "ARM64", releaseBase = base) {
   const runner = fakeRunner(fx.dir, `${arch}-${requests.length}`, arch);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -77,8 +89,8 @@ async function action(arch: "X64" | "ARM64") {
     GITHUB_ENV: runner.githubEnv,
     RUNNER_TEMP: runner.runnerTemp,
     RUNNER_ARCH: arch,
-    CURL_CA_BUNDLE: fx.caFile,
-    KEEP_RELEASE_BASE: base,
+    CURL_CA_BUNDLE: tls.file("ca.pem"),
+    KEEP_RELEASE_BASE: releaseBase,
     INPUT_URL: keepServer.url.replace("127.0.0.1", "localhost"),
     INPUT_CA: fx.certs.caPem,
     INPUT_TOKEN: token,
@@ -114,6 +126,15 @@ test("a served file that is not the released one fails the step; nothing written
   } finally {
     served.clear();
   }
+});
+
+test("a release server whose certificate the CA bundle does not vouch for is refused before anything runs", async () => {
+  requests.length = 0;
+  const r = await action(hostAsset === "keep-linux-amd64" ? "X64" : "ARM64", baseOf(stranger));
+  assert.ok(r.status !== 0);
+  assert.match(r.stderr, `downloading ${hostAsset} v${VERSION} failed`);
+  assert.equal(requests, [], "no request got through the TLS handshake");
+  assert.is(readFileSync(r.runner.githubEnv, "utf8"), r.runner.earlier);
 });
 
 test.run();
