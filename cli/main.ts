@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { cac } from "cac";
+import type { VerifyReleaseFlags } from "./commands/verify-release.js";
 import { spoolVersion } from "./version.js";
 
 const DEFAULT_CONFIG = "./Spoolfile";
@@ -85,6 +86,25 @@ cli
   .action((flags: { config: string; db: string; postgresDsn?: string; pidFile?: string; watch?: boolean; logLevel?: string; dotenv?: string }) => {
     exitWhenDone = true;
     pending = import("./commands/run.js").then((m) => m.runCommand({ ...flags, config: String(flags.config), db: String(flags.db) }));
+  });
+
+cli
+  .command("verify-release [...args]", "Verify a downloaded release: checksums, Ed25519 signature, SBOM, provenance; exit 0 verified, 1 a check failed, 2 usage error")
+  .option("--checksums <file>", "The release's spool_<version>_checksums.txt (required)")
+  .option("--base-dir <dir>", "Where the listed files are (default: the checksums file's directory)")
+  .option("--signature <file>", "Base64 Ed25519 signature over the checksums file (default: <checksums>.sig when it and the key exist)")
+  .option("--public-key <file>", "PEM Ed25519 public key (default: <checksums>.pub.pem)")
+  .option("--require-signature", "Fail when there is no signature")
+  .option("--sbom <file>", "SPDX 2.3 JSON SBOM (default: the checksums entry ending _sbom.spdx.json)")
+  .option("--require-sbom", "Fail when there is no SBOM")
+  .option("--provenance <file>", "SLSA v1 provenance, DSSE envelopes (default: the *_provenance.intoto.jsonl found)")
+  .option("--require-provenance", "Fail when there is no provenance")
+  .option("--sbom-attestation <file>", "SBOM attestation, DSSE envelopes (default: the *_sbom.intoto.jsonl found)")
+  .option("--json", "One line of JSON instead of text")
+  .example("spool verify-release --checksums spool_1.2.3_checksums.txt --public-key spool-release.pub.pem --signature spool_1.2.3_checksums.txt.sig --require-signature")
+  .action((args: string[], flags: VerifyReleaseFlags) => {
+    // Loaded only when it runs: node:crypto and node:fs, nothing of the runtime (docs/releases.md).
+    pending = import("./commands/verify-release.js").then((m) => m.runVerifyRelease(args, flags));
   });
 
 cli.help();

@@ -2,7 +2,9 @@
 // Builds Keep's release asset for the host architecture (keep/README.md, "Release assets"): the
 // consumer commands (fetch, exec, version) bundled by esbuild into one CommonJS file, turned into
 // a Node single-executable-application blob, and injected by postject into a copy of this `node`.
-// Prints the asset's SHA-256. Usage: node keep/release/build-binary.mjs [--out DIR]
+// Prints the asset's SHA-256. Usage: node keep/release/build-binary.mjs [--out DIR] [--version X.Y.Z]
+// (--version stamps a release's version instead of package.json's). The same tree and the same
+// `node` give the same bytes: the blob records the bundle's path, so it is a fixed relative one.
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -13,15 +15,18 @@ import { build } from "esbuild";
 import { inject } from "postject";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const outIndex = process.argv.indexOf("--out");
-const outDir = resolve(outIndex > 0 ? process.argv[outIndex + 1] : join(root, "dist", "keep-release"));
+const flag = (name) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const outDir = resolve(flag("--out") ?? join(root, "dist", "keep-release"));
 const arch = { x64: "amd64", arm64: "arm64" }[process.arch];
 if (!arch || process.platform !== "linux") {
   process.stderr.write(`build-binary: no release asset for ${process.platform}/${process.arch} (linux x64 or arm64)\n`);
   process.exit(1);
 }
 const asset = `keep-linux-${arch}`;
-const version = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version;
+const version = flag("--version") ?? JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version;
 const work = mkdtempSync(join(tmpdir(), "keep-binary-"));
 try {
   // version.ts reads package.json at run time; the executable carries the version instead.
@@ -50,8 +55,8 @@ try {
   if (foreign.length > 0 || inputs.some((p) => /cli[\\/](main|serve-command|admin|dev)/.test(p))) {
     throw new Error(`the bundle would hold more than the consumer: ${foreign.join(", ")}`);
   }
-  writeFileSync(join(work, "sea-config.json"), JSON.stringify({ main: bundle, output: join(work, "sea.blob"), disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: false }));
-  execFileSync(process.execPath, ["--experimental-sea-config", join(work, "sea-config.json")], { stdio: ["ignore", "ignore", "inherit"] });
+  writeFileSync(join(work, "sea-config.json"), JSON.stringify({ main: "keep.cjs", output: "sea.blob", disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: false }));
+  execFileSync(process.execPath, ["--experimental-sea-config", "sea-config.json"], { cwd: work, stdio: ["ignore", "ignore", "inherit"] });
   mkdirSync(outDir, { recursive: true });
   const target = join(outDir, asset);
   rmSync(target, { force: true });

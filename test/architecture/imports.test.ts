@@ -44,6 +44,22 @@ for (const [layer, notAllowed] of Object.entries(forbidden)) {
   });
 }
 
+// `spool verify-release` checks a download before anything else of it runs: it and its checks
+// (cli/release/) load node: modules and each other only (docs/architecture.md "Layout").
+layers("cli/release/ and verify-release import only node: modules and cli/release/", () => {
+  const files = [...sourceFiles(repoPath("cli", "release")), repoPath("cli", "commands", "verify-release.ts")];
+  const violations: string[] = [];
+  for (const file of files) {
+    for (const m of readFileSync(file, "utf8").matchAll(/^import\s+(type\s+)?[^;]*?from\s+"([^"]+)"/gm)) {
+      const [typeOnly, target] = [m[1] !== undefined, m[2]];
+      if (target.startsWith("node:") || typeOnly) continue;
+      const resolved = relative(repoPath(), join(file, "..", target));
+      if (!resolved.startsWith(join("cli", "release") + "/")) violations.push(`${relative(repoPath(), file)} imports ${target}`);
+    }
+  }
+  assert.equal(violations, []);
+});
+
 // Inside runtime/, a feature (one API or one delivery pipeline) imports shared folders but never a
 // sibling feature, and a shared folder imports no feature: what two features need lives in a
 // shared folder. app/ wires the folders together and is imported by none of them (only by cli/).
