@@ -103,7 +103,7 @@ export interface Store {
   /** Applies the retention settings once, in small chunks so traffic keeps flowing. */
   prune(): Promise<PruneReport>;
 
-  /** Runtime secret versions (docs/secrets.md), of one pool or all; oldest created first. */
+  /** Runtime secret versions (docs/secrets.md), of one pool or all; by created_at, then pool and id. */
   listRuntimeSecrets(pool?: string): Promise<RuntimeSecretRow[]>;
   /** Throws StoreError duplicate_id when the pool already holds the id. */
   addRuntimeSecret(row: RuntimeSecretRow): Promise<void>;

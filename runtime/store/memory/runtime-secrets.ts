@@ -5,13 +5,15 @@ import type { RuntimeSecretKey, RuntimeSecretRow } from "../records.js";
 import { StoreError } from "../store.js";
 
 export class RuntimeSecretTable {
-  /** Insertion order is creation order. */
   private readonly rows: RuntimeSecretRow[] = [];
 
   constructor(private readonly clock: Clock) {}
 
   list(pool?: string): RuntimeSecretRow[] {
-    return this.rows.filter((row) => pool === undefined || row.pool === pool).map((row) => ({ ...row, sealed: Buffer.from(row.sealed) }));
+    return this.rows
+      .filter((row) => pool === undefined || row.pool === pool)
+      .sort((a, b) => a.createdAtMs - b.createdAtMs || compare(a.pool, b.pool) || compare(a.id, b.id))
+      .map((row) => ({ ...row, sealed: Buffer.from(row.sealed) }));
   }
 
   add(row: RuntimeSecretRow): void {
@@ -38,4 +40,8 @@ export class RuntimeSecretTable {
     }
     return removed;
   }
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

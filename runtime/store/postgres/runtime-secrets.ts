@@ -18,8 +18,8 @@ function rowOf(row: Row): RuntimeSecretRow {
 export async function listRuntimeSecrets(cx: PgContext, pool?: string): Promise<RuntimeSecretRow[]> {
   const rows =
     pool === undefined
-      ? await cx.sql`SELECT pool_name, id, sealed, not_before, not_after, created_at FROM runtime_secrets ORDER BY created_at, id`
-      : await cx.sql`SELECT pool_name, id, sealed, not_before, not_after, created_at FROM runtime_secrets WHERE pool_name = ${pool} ORDER BY created_at, id`;
+      ? await cx.sql`SELECT pool_name, id, sealed, not_before, not_after, created_at FROM runtime_secrets ORDER BY created_at, pool_name, id`
+      : await cx.sql`SELECT pool_name, id, sealed, not_before, not_after, created_at FROM runtime_secrets WHERE pool_name = ${pool} ORDER BY created_at, pool_name, id`;
   return rows.map(rowOf);
 }
 

@@ -18,8 +18,8 @@ const COLUMNS = "pool_name, id, sealed, not_before, not_after, created_at";
 export function listRuntimeSecrets(cx: SqliteContext, pool?: string): RuntimeSecretRow[] {
   const rows = (
     pool === undefined
-      ? cx.conn.dynamic.get(`SELECT ${COLUMNS} FROM runtime_secrets ORDER BY created_at, id`).all()
-      : cx.conn.dynamic.get(`SELECT ${COLUMNS} FROM runtime_secrets WHERE pool_name = ? ORDER BY created_at, id`).all(pool)
+      ? cx.conn.dynamic.get(`SELECT ${COLUMNS} FROM runtime_secrets ORDER BY created_at, pool_name, id`).all()
+      : cx.conn.dynamic.get(`SELECT ${COLUMNS} FROM runtime_secrets WHERE pool_name = ? ORDER BY created_at, pool_name, id`).all(pool)
   ) as Row[];
   return rows.map((row) => ({
     pool: row.pool_name,
