@@ -2,13 +2,12 @@
 // (docs/cli.md "`spool run`"; docs/decisions.md D54, D55).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { loadSpoolfile, LOG_DIAGNOSTICS_HINT, logSafeDiagnostics, renderDiagnostic } from "../../compiler/index.js";
+import { loadSpoolfile, LOG_DIAGNOSTICS_HINT, logSafeDiagnostics, parseEncryptionKey, renderDiagnostic, SECRET_KEY_VARIABLE } from "../../compiler/index.js";
 import { createApp, type AppDeps } from "../../runtime/app/app.js";
 import { spoolExtensions } from "../../runtime/app/extensions.js";
 import { isLogLevel } from "../../runtime/observability/log.js";
 import { createReloader, type ConfigLoad } from "../../runtime/reload/reloader.js";
 import { onSighup, watchConfigFile } from "../../runtime/reload/watch.js";
-import { encryptionKeyFor, SECRET_KEY_VARIABLE } from "../../runtime/secrets/key.js";
 import { spoolVersion } from "../version.js";
 
 export interface RunFlags {
@@ -47,7 +46,8 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   }
 
   const configPath = resolve(flags.config);
-  const initial = loadRunConfig(configPath);
+  const load = (): ConfigLoad => loadRunConfig(configPath);
+  const initial = load();
   if (!initial.config) {
     for (const line of initial.errors.length > 0 ? initial.errors : [`${configPath}: cannot read the config file`]) process.stderr.write(`${line}\n`);
     if (initial.errors.length > 0) process.stderr.write(`(${LOG_DIAGNOSTICS_HINT})\n`);
@@ -55,14 +55,12 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   }
   for (const line of initial.warnings) process.stderr.write(`${line}\n`);
   const config = initial.config;
-  // Read once: runtime secret versions are sealed with this key for the life of the process.
-  const secretKey = encryptionKeyFor(config.secrets, process.env[SECRET_KEY_VARIABLE]);
-  if (secretKey.error) {
-    process.stderr.write(`spool run: ${secretKey.error}\n`);
-    return 1;
+  // Read once: runtime secret versions are sealed with this key for the life of the process. The
+  // compiler refused a config with a runtime pool and no usable key (at start and on reload).
+  const secretKey = parseEncryptionKey(process.env[SECRET_KEY_VARIABLE]);
+  if (!secretKey.ok && process.env[SECRET_KEY_VARIABLE] !== undefined) {
+    process.stderr.write(`spool run: warning: ${secretKey.problem}; runtime secrets cannot be used until it is fixed and Spool restarted\n`);
   }
-  if (secretKey.warning) process.stderr.write(`spool run: warning: ${secretKey.warning}\n`);
-  const load = (): ConfigLoad => withKeyRequirement(loadRunConfig(configPath), secretKey.key !== null);
 
   const dbPath = resolve(flags.db);
   const postgresDsn = flags.postgresDsn ?? process.env.SPOOL_POSTGRES_DSN;
@@ -77,7 +75,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
       // SPOOL_POSTGRES_SCHEMA lets several deployments (or test runs) share one database.
       storeLocation: { sqlitePath: dbPath, postgresDsn, postgresSchema: process.env.SPOOL_POSTGRES_SCHEMA || undefined },
       logLevel: flags.logLevel as AppDeps["logLevel"],
-      secretKey: secretKey.key,
+      secretKey: secretKey.ok ? secretKey.key : null,
       ...extensions,
     });
   } catch (error) {
@@ -146,15 +144,6 @@ function loadRunConfig(configPath: string): ConfigLoad {
     errors: diagnostics.filter((d) => d.severity === "error").map(renderDiagnostic),
     warnings: diagnostics.filter((d) => d.severity === "warning").map(renderDiagnostic),
   };
-}
-
-/** A reload that adds the first runtime pool while no key was read at start is refused like an invalid file. */
-function withKeyRequirement(load: ConfigLoad, haveKey: boolean): ConfigLoad {
-  if (!load.config || haveKey) return load;
-  const pools = load.config.secrets.filter((s) => s.runtime).map((s) => JSON.stringify(s.id));
-  if (pools.length === 0) return load;
-  const error = `secret ${pools.join(", ")} has runtime on, but no usable ${SECRET_KEY_VARIABLE} was read when Spool started; set it and restart`;
-  return { ...load, config: null, errors: [...load.errors, error] };
 }
 
 /** The store's place exists (SQLite: the directory of --db) or is named (PostgreSQL: a DSN); false after saying why not. */

@@ -4,6 +4,7 @@ import { readBareBlock, readBlock, scalar } from "../block-reader.js";
 import { nameOf, spanOf, type CompileContext } from "../context.js";
 import { DEFAULTS } from "../defaults.js";
 import type { NamedSecret, RotatingSecret, SecretSource } from "../ir.js";
+import { parseEncryptionKey, SECRET_KEY_BYTES, SECRET_KEY_VARIABLE } from "../secret-key.js";
 import { decodeStandardWebhooksKey, isValidLabel, LABEL_PATTERN } from "../syntax.js";
 import { decodeSecretSource, decodeTimestamp, expectArgs, expectNoBlock, singleArgOf } from "../values.js";
 
@@ -43,6 +44,7 @@ export function compileSecrets(cx: CompileContext, d: Directive | undefined): Na
   const out: NamedSecret[] = [];
   if (!d) return out;
   const ids = new Set<string>();
+  const runtimeAt = new Map<string, Directive>();
   readBareBlock(cx, d, "secrets", {
     secret: {
       repeatable: true,
@@ -88,14 +90,36 @@ export function compileSecrets(cx: CompileContext, d: Directive | undefined): Na
         if (validFromMs !== null && validUntilMs !== null && validUntilMs <= validFromMs) {
           cx.error(spanOf(s), "conflict", "valid_until after valid_from", `secret ${JSON.stringify(id)}: valid_until must be after valid_from`);
         }
+        if (runtime) runtimeAt.set(id, s);
         out.push({ id, source: source ?? null, validFromMs, validUntilMs, runtime, maxVersions });
       },
     },
   });
+  checkEncryptionKey(cx, out, runtimeAt);
   // A secret statement that failed (misspelt, or without its block) still names its ID: a reference
   // to it is not reported as unknown.
   for (const failed of cx.failedDirectives(d, "secret")) if (failed.args[0]) cx.markBroken("secret", failed.args[0].value);
   return out;
+}
+
+/**
+ * Runtime pools are sealed with SPOOL_SECRET_ENCRYPTION_KEY (docs/secrets.md): without a usable one
+ * `spool run` refuses the config (at start, and a reload adding the first pool), `config validate`
+ * warns. Said once, at the first runtime pool; never with the variable's value.
+ */
+function checkEncryptionKey(cx: CompileContext, secrets: readonly NamedSecret[], runtimeAt: ReadonlyMap<string, Directive>): void {
+  const first = secrets.find((s) => s.runtime);
+  if (!first) return;
+  const text = cx.env[SECRET_KEY_VARIABLE];
+  const parsed = parseEncryptionKey(text);
+  if (parsed.ok) return;
+  const at = spanOf(runtimeAt.get(first.id)!);
+  const what = `secret ${JSON.stringify(first.id)}: runtime on needs ${SECRET_KEY_VARIABLE} (base64 of ${SECRET_KEY_BYTES} bytes) to seal its versions`;
+  if (text === undefined || text.trim() === "") {
+    cx.secretProblem(at, "env_unset", `environment variable ${SECRET_KEY_VARIABLE} to be set (base64 of ${SECRET_KEY_BYTES} bytes) for secret ${JSON.stringify(first.id)} with runtime on`, `${what}; ${parsed.problem}`);
+  } else {
+    cx.secretProblem(at, "invalid_value", `${SECRET_KEY_VARIABLE} to be base64 of exactly ${SECRET_KEY_BYTES} bytes for secret ${JSON.stringify(first.id)} with runtime on (${parsed.problem})`, `${what}; ${parsed.problem}`);
+  }
 }
 
 /**

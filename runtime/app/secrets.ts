@@ -1,9 +1,9 @@
 // The start step that builds the runtime secret pools (docs/secrets.md) on the opened store: the
 // sealer from the key `spool run` read, the prune counter, the PostgreSQL refresh, the warnings.
+import { SECRET_KEY_VARIABLE } from "../../compiler/index.js";
 import type { SpoolConfig } from "../../compiler/ir.js";
 import type { RuntimeLogger } from "../observability/log.js";
 import type { SpoolMetrics } from "../observability/metrics.js";
-import { SECRET_KEY_VARIABLE } from "../secrets/key.js";
 import { POSTGRES_REFRESH_INTERVAL_MS, RuntimeSecrets } from "../secrets/pools.js";
 import { Sealer } from "../secrets/seal.js";
 import type { Store } from "../store/store.js";

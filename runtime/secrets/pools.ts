@@ -3,13 +3,13 @@
 // HTTP routes; MCP's rotate_secret goes through them). Writes, pruning and the refresh from the
 // store run one at a time, so a refresh never undoes a write it did not see.
 import { randomBytes } from "node:crypto";
+import { SECRET_KEY_VARIABLE } from "../../compiler/index.js";
 import type { NamedSecret, SpoolConfig } from "../../compiler/ir.js";
 import type { ResolvedSecret } from "../auth/types.js";
 import { apiError } from "../errors.js";
 import type { RuntimeSecretKey, RuntimeSecretRow } from "../store/records.js";
 import { StoreError, type Store } from "../store/store.js";
 import type { Clock } from "../time/clock.js";
-import { SECRET_KEY_VARIABLE } from "./key.js";
 import type { Sealer } from "./seal.js";
 
 export const BOOTSTRAP_ID = "sec_bootstrap";

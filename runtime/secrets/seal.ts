@@ -2,7 +2,7 @@
 // random nonce ‖ ciphertext ‖ 16-byte tag. The pool name and version id are the associated data,
 // so a sealed value copied to another row does not open there.
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { SECRET_KEY_BYTES } from "./key.js";
+import { SECRET_KEY_BYTES } from "../../compiler/index.js";
 
 const FORMAT = 0x01;
 const NONCE_BYTES = 12;

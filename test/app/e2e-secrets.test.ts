@@ -254,12 +254,12 @@ test("start without the key, or with a bad one: exit 1 naming the variable, neve
   assert.is(process.env.SPOOL_SECRET_ENCRYPTION_KEY, undefined);
   const missing = spawnSpool(["run", "--config", configPath, "--db", dbPath]);
   assert.is((await missing.exited).code, 1);
-  assert.match(missing.output(), /SPOOL_SECRET_ENCRYPTION_KEY is not set/);
-  assert.match(missing.output(), /"partner"/);
+  assert.match(missing.output(), /environment variable SPOOL_SECRET_ENCRYPTION_KEY to be set .*for secret "partner"/);
   const badValue = Buffer.from("sixteen-byte-key").toString("base64");
   const bad = start({ SPOOL_SECRET_ENCRYPTION_KEY: badValue });
   assert.is((await bad.exited).code, 1);
   assert.match(bad.output(), /SPOOL_SECRET_ENCRYPTION_KEY decodes to 16 bytes/);
+  assert.match(bad.output(), /Spoolfile:\d+:\d+:/);
   assert.not.ok(bad.output().includes(badValue));
   const garbage = start({ SPOOL_SECRET_ENCRYPTION_KEY: "%%%not-base64-at-all%%%" });
   assert.is((await garbage.exited).code, 1);

@@ -89,7 +89,7 @@ test("a reload adding the first runtime pool without the key is refused; the old
     writeFileSync(configPath, spoolfileText(ports, `${POOL}\n/hooks/a { pull { path /a } }\n${GH_ROUTE}`));
     proc.kill("SIGHUP");
     await proc.waitForOutput("config_reload_failed");
-    assert.match(proc.output(), /secret \\"partner\\" has runtime on, but no usable SPOOL_SECRET_ENCRYPTION_KEY/);
+    assert.match(proc.output(), /environment variable SPOOL_SECRET_ENCRYPTION_KEY to be set .*for secret \\"partner\\"/);
     // Still the old config: no /hooks/gh route, and the pool is not declared.
     assert.is((await call(`${urls(ports).ingress}/hooks/gh`, { body: "{}" })).status, 404);
     assert.is((await adminClient(urls(ports).admin)("/secrets/partner")).json.code, "secret_pool_not_found");

@@ -6,8 +6,10 @@ import { compileSpoolfile, type SpoolConfig } from "../../compiler/index.js";
 import { renderDiagnostic } from "../../grammar/index.js";
 import { restartRequiredChanges } from "../../runtime/reload/policy.js";
 
-function compiled(text: string) {
-  return compileSpoolfile(text, "Spoolfile", { env: {} });
+const KEY = Buffer.alloc(32, 7).toString("base64");
+
+function compiled(text: string, env: Record<string, string> = { SPOOL_SECRET_ENCRYPTION_KEY: KEY }, strictSecrets = false) {
+  return compileSpoolfile(text, "Spoolfile", { env, strictSecrets });
 }
 
 function config(text: string): SpoolConfig {
@@ -77,6 +79,27 @@ test("sign hmac secret_ref naming a runtime pool is a config error", () => {
   const found = errors(`secrets { secret "pool" { runtime on } }\n/out { deliver https://example.com/x { sign hmac secret_ref "pool" } }\n`);
   assert.is(found.length, 1, found.join("\n"));
   assert.match(found[0], /^Spoolfile:2:\d+: .*secret "pool" has runtime on; runtime secrets verify ingress only/);
+});
+
+test("SPOOL_SECRET_ENCRYPTION_KEY: validate warns that run refuses, run refuses; named, never its value", () => {
+  const text = `secrets {\n  secret "static" { value raw:x }\n  secret "pool" { runtime on }\n  secret "pool2" { runtime on }\n}\n${ROUTE}\n`;
+  const missing = compiled(text, {});
+  assert.ok(missing.config);
+  const warnings = missing.diagnostics.map(renderDiagnostic);
+  assert.is(warnings.length, 1, warnings.join("\n"));
+  assert.match(warnings[0], /^Spoolfile:3:\d+: .*secret "pool": runtime on needs SPOOL_SECRET_ENCRYPTION_KEY .*is not set; spool run refuses to start or reload with it/);
+  const strict = compiled(text, {}, true);
+  assert.is(strict.config, null);
+  assert.equal(strict.diagnostics.filter((d) => d.severity === "error").map((d) => d.code), ["env_unset"]);
+  const short = Buffer.from("sixteen-byte-key").toString("base64");
+  const bad = compiled(text, { SPOOL_SECRET_ENCRYPTION_KEY: short }, true);
+  assert.is(bad.config, null);
+  const [error] = bad.diagnostics;
+  assert.is(error.code, "invalid_value");
+  assert.match(renderDiagnostic(error), /decodes to 16 bytes/);
+  assert.not.ok(JSON.stringify(bad.diagnostics).includes(short));
+  // No runtime pool: the key is not needed, whatever it holds.
+  assert.equal(compiled(`secrets { secret "s" { value raw:x } }\n`, { SPOOL_SECRET_ENCRYPTION_KEY: "junk" }, true).diagnostics, []);
 });
 
 test("reload: turning runtime on or off for a kept secret needs a restart; adding or removing a pool does not", () => {

@@ -7,7 +7,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { compileSpoolfile, type SpoolConfig } from "../../compiler/index.js";
 import { ApiError } from "../../runtime/errors.js";
-import { encryptionKeyFor, parseEncryptionKey } from "../../runtime/secrets/key.js";
+import { parseEncryptionKey } from "../../compiler/index.js";
 import { RuntimeSecrets } from "../../runtime/secrets/pools.js";
 import { Sealer } from "../../runtime/secrets/seal.js";
 import { openStore } from "../../runtime/store/open.js";
@@ -49,14 +49,6 @@ key("missing, empty, malformed or the wrong length: a problem naming the variabl
   }
 });
 
-key("required once a secret has runtime on; set but bad without one is a warning", () => {
-  const pools = [{ id: "partner", runtime: true }];
-  assert.match(encryptionKeyFor(pools, undefined).error!, /is not set; it is required because secret "partner" has runtime on/);
-  assert.ok(encryptionKeyFor(pools, KEY.toString("base64")).key);
-  assert.equal(encryptionKeyFor([], undefined), { key: null });
-  assert.match(encryptionKeyFor([], "short").warning!, /cannot be added/);
-});
-
 key.run();
 
 const seal = suite("sealing");
@@ -87,7 +79,7 @@ const temp = makeTempDir("runtime-secrets");
 let counter = 0;
 
 function configOf(text: string): SpoolConfig {
-  const result = compileSpoolfile(`pull_api { auth token raw:t }\n${text}\n/in { auth hmac secret_ref "p"; pull { path /in } }\n`, "Spoolfile", { env: {} });
+  const result = compileSpoolfile(`pull_api { auth token raw:t }\n${text}\n/in { auth hmac secret_ref "p"; pull { path /in } }\n`, "Spoolfile", { env: { SPOOL_SECRET_ENCRYPTION_KEY: KEY.toString("base64") } });
   assert.ok(result.config, result.diagnostics.map((d) => d.message).join("\n"));
   return result.config!;
 }

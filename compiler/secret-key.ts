@@ -1,5 +1,7 @@
 // SPOOL_SECRET_ENCRYPTION_KEY (docs/secrets.md): base64 of exactly 32 bytes, standard or URL
 // alphabet, padding optional, whitespace ignored. What is wrong with it is said without the value.
+// The compiler checks it where a secret has `runtime on` (so `config validate` warns and `spool run`
+// refuses, at start and on reload); `spool run` reads the bytes with the same rule.
 
 export const SECRET_KEY_VARIABLE = "SPOOL_SECRET_ENCRYPTION_KEY";
 export const SECRET_KEY_BYTES = 32;
@@ -25,20 +27,3 @@ export function parseEncryptionKey(text: string | undefined): KeyParse {
   return { ok: true, key };
 }
 
-export interface KeyForConfig {
-  /** Null when unset or unusable; runtime pools then cannot start. */
-  key: Buffer | null;
-  /** The config has a runtime pool and no usable key: `spool run` exits 1, a reload is refused. */
-  error?: string;
-  /** A key that is set but unusable where nothing needs it yet. */
-  warning?: string;
-}
-
-/** The key a config needs: required once any secret has `runtime on`. */
-export function encryptionKeyFor(secrets: readonly { readonly id: string; readonly runtime: boolean }[], text: string | undefined): KeyForConfig {
-  const pools = secrets.filter((s) => s.runtime).map((s) => JSON.stringify(s.id));
-  const parsed = parseEncryptionKey(text);
-  if (parsed.ok) return { key: parsed.key };
-  if (pools.length > 0) return { key: null, error: `${parsed.problem}; it is required because secret ${pools.join(", ")} has runtime on (docs/secrets.md)` };
-  return text === undefined ? { key: null } : { key: null, warning: `${parsed.problem}; runtime secrets cannot be added until it is fixed and Spool restarted` };
-}
