@@ -248,6 +248,22 @@ test("a restart with another key stops: exit 1 naming the pool and the version",
   await startHealthy();
 });
 
+test("an expired version is pruned before a full pool refuses an add, and counted in spool_runtime_secret_gc_pruned_total", async () => {
+  const expiring = await admin("/secrets/partner", { body: { value: "expiring-value", not_after: new Date(Date.now() + 1500).toISOString() } });
+  assert.is(expiring.status, 201, expiring.text);
+  // Wait (no timing assertion) until the version's window has closed.
+  await eventually(async () => ((await sendSigned("expiring-value")) === 401 ? true : undefined), 10_000, "the version to expire");
+  const second = await admin("/secrets/partner", { body: { value: "second-value" } });
+  assert.is(second.status, 201, second.text);
+  // Three stored (max_versions 3), one expired: pruned, then this add succeeds.
+  const third = await admin("/secrets/partner", { body: { value: "third-value" } });
+  assert.is(third.status, 201, third.text);
+  const ids = (await admin("/secrets/partner")).json.versions.map((v: { id: string }) => v.id);
+  assert.not.ok(ids.includes(expiring.json.id));
+  const metrics = await (await fetch(urls(ports).metrics)).text();
+  assert.match(metrics, /^spool_runtime_secret_gc_pruned_total\{pool="partner"\} 1$/m);
+});
+
 test("start without the key, or with a bad one: exit 1 naming the variable, never its value", async () => {
   await stopSpool(proc!);
   // spawnSpool adds to the runner's environment, which does not set the variable.

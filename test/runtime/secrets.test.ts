@@ -78,8 +78,8 @@ const pools = suite("runtime secret pools on a SQLite store");
 const temp = makeTempDir("runtime-secrets");
 let counter = 0;
 
-function configOf(text: string): SpoolConfig {
-  const result = compileSpoolfile(`pull_api { auth token raw:t }\n${text}\n/in { auth hmac secret_ref "p"; pull { path /in } }\n`, "Spoolfile", { env: { SPOOL_SECRET_ENCRYPTION_KEY: KEY.toString("base64") } });
+function configOf(text: string, routePool = "p"): SpoolConfig {
+  const result = compileSpoolfile(`pull_api { auth token raw:t }\n${text}\n/in { auth hmac secret_ref "${routePool}"; pull { path /in } }\n`, "Spoolfile", { env: { SPOOL_SECRET_ENCRYPTION_KEY: KEY.toString("base64") } });
   assert.ok(result.config, result.diagnostics.map((d) => d.message).join("\n"));
   return result.config!;
 }
@@ -131,6 +131,26 @@ pools("seeds sec_bootstrap from value (valid_from, valid_until), once; the versi
   } catch (error) {
     assert.match((error as Error).message, /runtime secret "p" version sec_bootstrap cannot be opened/);
   }
+  await store.close();
+});
+
+pools("a reload adding a pool seeds it; versions of a pool the reload removes stay stored", async () => {
+  const clock = new TestClock();
+  const before = configOf(`secrets { secret "p" { runtime on } }`);
+  const after = configOf(`secrets {\n  secret "p" { runtime on }\n  secret "q" { runtime on; value raw:q-seed }\n}`);
+  const { store, secrets } = await poolsOn(clock);
+  await secrets.start(before);
+  await secrets.add(before, "p", async () => ({ value: "p1" }));
+  secrets.reconfigure(after);
+  // Work on the pools runs one at a time: once this prune is done, the seeding before it is too.
+  await secrets.prune();
+  assert.equal(secrets.list(after, "q").versions.map((v) => v.id), ["sec_bootstrap"]);
+  assert.equal(secrets.versionsOf("q").map((v) => v.value.toString()), ["q-seed"]);
+  const withoutP = configOf(`secrets { secret "q" { runtime on } }`, "q");
+  secrets.reconfigure(withoutP);
+  await secrets.prune();
+  assert.is((await store.listRuntimeSecrets("p")).length, 1);
+  secrets.stop();
   await store.close();
 });
 
