@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { SECRET_KEY_VARIABLE } from "../../compiler/index.js";
 import type { NamedSecret, SpoolConfig } from "../../compiler/ir.js";
 import type { ResolvedSecret } from "../auth/types.js";
-import { apiError } from "../errors.js";
+import { ApiError, apiError } from "../errors.js";
 import type { RuntimeSecretKey, RuntimeSecretRow } from "../store/records.js";
 import { StoreError, type Store } from "../store/store.js";
 import type { Clock } from "../time/clock.js";
@@ -63,6 +63,8 @@ export class RuntimeSecrets implements RuntimeSecretVersions {
   private resolved = new Map<string, readonly ResolvedSecret[]>();
   private turn: Promise<unknown> = Promise.resolve();
   private timers: NodeJS.Timeout[] = [];
+  /** Rows a refresh could not open, reported once each (another instance may seal with another key). */
+  private readonly unopenable = new Set<string>();
 
   constructor(private readonly deps: RuntimeSecretsDeps) {}
 
@@ -119,7 +121,7 @@ export class RuntimeSecrets implements RuntimeSecretVersions {
     return { name, versions: versions.map((v) => viewOf(v, false)) };
   }
 
-  /** The pool's checks (declared, runtime, available), then the body's (`checkNew`), then the add. */
+  /** The pool's checks (declared, runtime, available), then the body's (`readNew` and the window), then the add. */
   async add(config: SpoolConfig, name: string, readNew: () => Promise<NewVersion>): Promise<VersionView> {
     const pool = this.usablePool(config, name);
     const wanted = await readNew();
@@ -170,7 +172,11 @@ export class RuntimeSecrets implements RuntimeSecretVersions {
           try {
             value = sealer.open(row.pool, row.id, row.sealed);
           } catch (error) {
-            this.deps.onError("refresh", new Error(`runtime secret ${JSON.stringify(row.pool)} version ${row.id} cannot be opened: ${(error as Error).message}`));
+            const key = `${row.pool}\n${row.id}`;
+            if (!this.unopenable.has(key)) {
+              this.unopenable.add(key);
+              this.deps.onError("refresh", new Error(`runtime secret ${JSON.stringify(row.pool)} version ${row.id} cannot be opened: ${(error as Error).message}`));
+            }
             continue;
           }
         }
@@ -195,7 +201,7 @@ export class RuntimeSecrets implements RuntimeSecretVersions {
           await this.insert(secret.id, version);
         } catch (error) {
           // Another instance seeded it first (PostgreSQL); its row is read by the next refresh.
-          if (!(error instanceof Error && "code" in error && error.code === "secret_duplicate_id")) throw error;
+          if (!(error instanceof ApiError && error.code === "secret_duplicate_id")) throw error;
         }
       }
     });
