@@ -60,7 +60,9 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
     try {
       secrets = await startRuntimeSecrets(config, store, deps.secretKey ?? null, clock, metrics, logger);
     } catch (error) {
+      // A stored version that cannot be opened (another key): the start stops, naming it.
       await store.close().catch(() => undefined);
+      store = undefined;
       throw error;
     }
     queueStats = createQueueStatsSource(store, clock, {

@@ -65,6 +65,8 @@ export class RuntimeSecrets implements RuntimeSecretVersions {
   private timers: NodeJS.Timeout[] = [];
   /** Rows a refresh could not open, reported once each (another instance may seal with another key). */
   private readonly unopenable = new Set<string>();
+  /** The runtime pools of the config serving (a reload seeds only the ones it adds). */
+  private declared = new Set<string>();
 
   constructor(private readonly deps: RuntimeSecretsDeps) {}
 
@@ -81,6 +83,7 @@ export class RuntimeSecrets implements RuntimeSecretVersions {
    * pool and id) and seed the pools that have none from their `value`. Then the timers run.
    */
   async start(config: SpoolConfig): Promise<void> {
+    this.declared = runtimePoolIds(config);
     if (!this.deps.sealer) return;
     await this.prune();
     const rows = await this.deps.store.listRuntimeSecrets();
@@ -95,7 +98,7 @@ export class RuntimeSecrets implements RuntimeSecretVersions {
       pools.set(row.pool, [...(pools.get(row.pool) ?? []), versionOf(row, value)]);
     }
     for (const [pool, versions] of pools) this.setPool(pool, versions);
-    await this.seed(config);
+    await this.seed(config, [...this.declared]);
     this.timers.push(setInterval(() => void this.prune().catch((error: unknown) => this.deps.onError("prune", error)), PRUNE_INTERVAL_MS));
     if (this.deps.refreshIntervalMs > 0) {
       this.timers.push(setInterval(() => void this.refresh().catch((error: unknown) => this.deps.onError("refresh", error)), this.deps.refreshIntervalMs));
@@ -108,10 +111,15 @@ export class RuntimeSecrets implements RuntimeSecretVersions {
     this.timers = [];
   }
 
-  /** A reload: pools it adds are seeded from their `value` (versions of removed pools stay stored). */
+  /**
+   * A reload: the pools it adds are seeded from their `value`; a pool that stays is not, so a reload
+   * never brings back a bootstrap version an operator deleted (versions of removed pools stay stored).
+   */
   reconfigure(config: SpoolConfig): void {
-    if (!this.deps.sealer) return;
-    void this.seed(config).catch((error: unknown) => this.deps.onError("seed", error));
+    const added = config.secrets.filter((s) => s.runtime && !this.declared.has(s.id)).map((s) => s.id);
+    this.declared = runtimePoolIds(config);
+    if (!this.deps.sealer || added.length === 0) return;
+    void this.seed(config, added).catch((error: unknown) => this.deps.onError("seed", error));
   }
 
   /** Newest not_before first, ties by id. */
@@ -187,12 +195,12 @@ export class RuntimeSecrets implements RuntimeSecretVersions {
     });
   }
 
-  /** Seeds `sec_bootstrap` from `value` into each runtime pool with no stored version. */
-  private seed(config: SpoolConfig): Promise<void> {
+  /** Seeds `sec_bootstrap` from `value` into each of `pools` with no stored version. */
+  private seed(config: SpoolConfig, pools: readonly string[]): Promise<void> {
     return this.serially(async () => {
       const nowMs = this.deps.clock.now();
       for (const secret of config.secrets) {
-        if (!secret.runtime || !secret.source?.value) continue;
+        if (!secret.runtime || !pools.includes(secret.id) || !secret.source?.value) continue;
         if ((await this.deps.store.listRuntimeSecrets(secret.id)).length > 0) continue;
         const notAfterMs = secret.validUntilMs;
         if (notAfterMs !== null && notAfterMs <= nowMs) continue;
@@ -268,6 +276,10 @@ export class RuntimeSecrets implements RuntimeSecretVersions {
     this.turn = next.catch(() => undefined);
     return next;
   }
+}
+
+function runtimePoolIds(config: SpoolConfig): Set<string> {
+  return new Set(config.secrets.filter((s) => s.runtime).map((s) => s.id));
 }
 
 function versionOf(row: RuntimeSecretRow, value: Buffer): Version {

@@ -146,6 +146,11 @@ pools("a reload adding a pool seeds it; versions of a pool the reload removes st
   await secrets.prune();
   assert.equal(secrets.list(after, "q").versions.map((v) => v.id), ["sec_bootstrap"]);
   assert.equal(secrets.versionsOf("q").map((v) => v.value.toString()), ["q-seed"]);
+  // A pool that stays is not seeded again by a reload: a deleted bootstrap stays deleted.
+  await secrets.remove(after, "q", "sec_bootstrap");
+  secrets.reconfigure(after);
+  await secrets.prune();
+  assert.equal(secrets.list(after, "q").versions, []);
   const withoutP = configOf(`secrets { secret "q" { runtime on } }`, "q");
   secrets.reconfigure(withoutP);
   await secrets.prune();
