@@ -81,6 +81,7 @@ const AUTH = block("", {
   tokens: TOKENS,
   users: { name: "auth basic", each: leaf("", "user") },
   secrets: { name: "auth hmac › secret", each: ROTATING_SECRET },
+  runtimePools: leaf("auth hmac › secret_ref", "strings"),
   signatureHeader: leaf("auth hmac › signature_header", "text"),
   timestampHeader: leaf("auth hmac › timestamp_header", "text"),
   nonceHeader: leaf("auth hmac › nonce_header", "text"),

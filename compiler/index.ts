@@ -17,6 +17,7 @@ export { writeFileAtomically, replaceFileAtomically, type Replacement } from "./
 export { DEFAULTS } from "./defaults.js";
 export { isLoopbackHost } from "./values.js";
 export { readSecretFile } from "./secret-file.js";
+export { parseEncryptionKey, SECRET_KEY_BYTES, SECRET_KEY_VARIABLE } from "./secret-key.js";
 export { decodeStandardWebhooksKey, headerValueProblem, isHttpHeaderValue, isHttpToken, isValidLabel, LABEL_PATTERN, MAX_DURATION_TEXT, parseDurationMs, parseRfc3339Ms, pathCovers } from "./syntax.js";
 export { routeTargets } from "./ir.js";
 export type * from "./ir.js";

@@ -220,9 +220,11 @@ export interface Defaults {
 /** A named secret of the `secrets` block, referenced by `secret_ref "ID"`. */
 export interface NamedSecret {
   readonly id: string;
-  readonly source: SecretSource;
+  /** The value; null only for a runtime pool written without one (its versions come from the Admin API). */
+  readonly source: SecretSource | null;
   readonly validFromMs: number | null;
   readonly validUntilMs: number | null;
+  /** `runtime on`: a pool of versions managed through the Admin API (docs/secrets.md); `source` seeds it. */
   readonly runtime: boolean;
   readonly maxVersions: number;
 }
@@ -250,12 +252,20 @@ export type RouteAuth =
   | {
       readonly kind: "hmac";
       readonly secrets: readonly RotatingSecret[];
+      /** IDs of the `runtime on` pools named by secret_ref: their versions are looked up per request. */
+      readonly runtimePools: readonly string[];
       readonly signatureHeader: string;
       readonly timestampHeader: string;
       readonly nonceHeader: string;
       readonly toleranceMs: number;
     }
-  | { readonly kind: "provider"; readonly provider: HmacProvider; readonly secrets: readonly RotatingSecret[]; readonly toleranceMs: number }
+  | {
+      readonly kind: "provider";
+      readonly provider: HmacProvider;
+      readonly secrets: readonly RotatingSecret[];
+      readonly runtimePools: readonly string[];
+      readonly toleranceMs: number;
+    }
   | {
       readonly kind: "forward";
       readonly url: string;

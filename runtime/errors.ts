@@ -84,6 +84,18 @@ export const ERROR_STATUS = {
   // bytes on as the body, and a `gzip, chunked` upload would be stored compressed with nothing
   // saying so.
   unsupported_transfer_coding: 501,
+
+  // Runtime secret rotation (docs/api.md "Runtime secrets"; docs/secrets.md).
+  secret_pool_not_found: 404,
+  secret_not_runtime: 400,
+  secret_management_unavailable: 503,
+  secret_value_empty: 400,
+  secret_invalid_window: 400,
+  secret_pool_full: 413,
+  secret_duplicate_id: 409,
+  secret_id_not_found: 404,
+  secret_seal_failure: 500,
+  secret_persist_failure: 500,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -2,7 +2,7 @@
 // (docs/cli.md "`spool run`"; docs/decisions.md D54, D55).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { loadSpoolfile, LOG_DIAGNOSTICS_HINT, logSafeDiagnostics, renderDiagnostic } from "../../compiler/index.js";
+import { loadSpoolfile, LOG_DIAGNOSTICS_HINT, logSafeDiagnostics, parseEncryptionKey, renderDiagnostic, SECRET_KEY_VARIABLE } from "../../compiler/index.js";
 import { createApp, type AppDeps } from "../../runtime/app/app.js";
 import { spoolExtensions } from "../../runtime/app/extensions.js";
 import { isLogLevel } from "../../runtime/observability/log.js";
@@ -55,6 +55,12 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
   }
   for (const line of initial.warnings) process.stderr.write(`${line}\n`);
   const config = initial.config;
+  // Read once: runtime secret versions are sealed with this key for the life of the process. The
+  // compiler refused a config with a runtime pool and no usable key (at start and on reload).
+  const secretKey = parseEncryptionKey(process.env[SECRET_KEY_VARIABLE]);
+  if (!secretKey.ok && process.env[SECRET_KEY_VARIABLE] !== undefined) {
+    process.stderr.write(`spool run: warning: ${secretKey.problem}; runtime secrets cannot be used until it is fixed and Spool restarted\n`);
+  }
 
   const dbPath = resolve(flags.db);
   const postgresDsn = flags.postgresDsn ?? process.env.SPOOL_POSTGRES_DSN;
@@ -69,6 +75,7 @@ export async function runCommand(flags: RunFlags, extensionsOverride?: RunExtens
       // SPOOL_POSTGRES_SCHEMA lets several deployments (or test runs) share one database.
       storeLocation: { sqlitePath: dbPath, postgresDsn, postgresSchema: process.env.SPOOL_POSTGRES_SCHEMA || undefined },
       logLevel: flags.logLevel as AppDeps["logLevel"],
+      secretKey: secretKey.ok ? secretKey.key : null,
       ...extensions,
     });
   } catch (error) {

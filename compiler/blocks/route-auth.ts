@@ -67,6 +67,7 @@ export class RouteAuthBuilder {
     const cx = this.cx;
     const generic = {
       secrets: [] as RotatingSecret[],
+      runtimePools: [] as string[],
       signatureHeader: DEFAULTS.hmacSignatureHeader as string,
       timestampHeader: DEFAULTS.hmacTimestampHeader as string,
       nonceHeader: DEFAULTS.hmacNonceHeader as string,
@@ -74,7 +75,7 @@ export class RouteAuthBuilder {
     };
     if (!d.block) {
       if (d.args.length >= 2 && cx.text(d.args[1]) === "secret_ref") {
-        generic.secrets = resolveSecretRefs(cx, d, 2, this.secrets, "auth hmac");
+        generic.secrets = resolveSecretRefs(cx, d, 2, this.secrets, "auth hmac", generic.runtimePools);
       } else {
         if (!expectArgs(cx, d, 2, 2, "auth hmac <source> | auth hmac secret_ref \"ID\" | auth hmac { … }")) return undefined;
         const source = decodeSecretSource(cx, d.args[1], "auth hmac");
@@ -103,7 +104,7 @@ export class RouteAuthBuilder {
         },
       },
       secret: { repeatable: true, handle: (x) => { const a = singleArgOf(cx, x, "secret <source>"); const s = a && decodeSecretSource(cx, a, "auth hmac secret"); if (s) generic.secrets.push(plainSecret(s)); } },
-      secret_ref: { repeatable: true, handle: (x) => generic.secrets.push(...resolveSecretRefs(cx, x, 0, this.secrets, "auth hmac secret_ref")) },
+      secret_ref: { repeatable: true, handle: (x) => generic.secrets.push(...resolveSecretRefs(cx, x, 0, this.secrets, "auth hmac secret_ref", generic.runtimePools)) },
       signature_header: headerRule((v) => (generic.signatureHeader = v)),
       timestamp_header: headerRule((v) => (generic.timestampHeader = v)),
       nonce_header: headerRule((v) => (generic.nonceHeader = v)),
@@ -114,12 +115,13 @@ export class RouteAuthBuilder {
         },
       },
     });
-    if (generic.secrets.length === 0 && cx.failedWithin(d, "secret", "secret_ref")) return undefined;
-    if (generic.secrets.length === 0) return cx.error(spanOf(d), "missing_directive", "at least one secret or secret_ref in the block", "auth hmac: the block needs at least one secret or secret_ref");
+    const none = generic.secrets.length === 0 && generic.runtimePools.length === 0;
+    if (none && cx.failedWithin(d, "secret", "secret_ref")) return undefined;
+    if (none) return cx.error(spanOf(d), "missing_directive", "at least one secret or secret_ref in the block", "auth hmac: the block needs at least one secret or secret_ref");
     if (provider) {
       for (const x of headerOptions) cx.error(spanOf(x), "conflict", `no ${x.name!.value} with a provider (the preset fixes headers and tolerance)`, `auth hmac: ${x.name!.value} cannot be combined with provider ${provider} (the preset fixes headers and tolerance)`);
       if (provider === "standard_webhooks") checkStandardWebhooksKeys(cx, spanOf(d), generic.secrets, "auth hmac provider standard_webhooks");
-      return { kind: "provider", provider, secrets: generic.secrets, toleranceMs: DEFAULTS.hmacToleranceMs };
+      return { kind: "provider", provider, secrets: generic.secrets, runtimePools: generic.runtimePools, toleranceMs: DEFAULTS.hmacToleranceMs };
     }
     return { kind: "hmac", ...generic };
   }

@@ -5,7 +5,8 @@ export type AuditMetadata =
   | { kind: "id_mutation"; operation: string; ids_requested: number; ids_unique: number; changed: number }
   | { kind: "filter_mutation"; operation: string; matched: number; changed: number; preview_only: boolean; scope?: AuditScope }
   | { kind: "config_mutation"; operation: string; mode: "file_rewrite"; outcome: string; application: string; endpoint_name: string; route?: string }
-  | { kind: "publish"; operation: string; mode: "direct" | "managed"; items: number; published: number; scope?: AuditScope };
+  | { kind: "publish"; operation: string; mode: "direct" | "managed"; items: number; published: number; scope?: AuditScope }
+  | { kind: "secret_mutation"; operation: "add" | "delete"; pool: string; secret_id?: string; not_before?: string; not_after?: string };
 
 export interface AuditScope {
   application: string;
@@ -19,7 +20,7 @@ export interface AuditRecord {
   principal: string;
   role: string;
   tool: string;
-  /** `sha256:<hex>` of the request (method, path, body). */
+  /** `sha256:<hex>` of the request (method, path, body); runtime secrets: of the body without `value`. */
   input_hash: string;
   /** "ok" or the error code the request was refused with (docs/decisions.md D29). */
   result: string;

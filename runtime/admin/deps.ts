@@ -3,6 +3,7 @@
 import type { SpoolConfig } from "../../compiler/ir.js";
 import type { Clock } from "../time/clock.js";
 import type { SpoolMetrics } from "../observability/metrics.js";
+import type { RuntimeSecrets } from "../secrets/pools.js";
 import type { Store } from "../store/store.js";
 import type { AuditRecord } from "./audit-record.js";
 
@@ -12,6 +13,8 @@ export interface AdminDeps {
   /** The config currently serving; read per request so a reload is seen by the next request. */
   getConfig(): SpoolConfig;
   store: Store;
+  /** The runtime secret pools (docs/secrets.md); absent where the app has none (503 secret_management_unavailable). */
+  secrets?: RuntimeSecrets;
   clock: Clock;
   /** Writes one audit record as one JSON line (stderr or the runtime log: the app decides). */
   audit(record: AuditRecord): void;

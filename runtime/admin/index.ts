@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { answerStoreError, ApiError, apiError, toApiError } from "../errors.js";
 import { ClientGoneError, readBody } from "../http/body.js";
-import { sendError, sendJson } from "../http/respond.js";
+import { sendEmpty, sendError, sendJson } from "../http/respond.js";
 import type { AuditMetadata, AuditRecord } from "./audit-record.js";
 import { checkAuditHeaders, readAuditHeaders, type AuditContext } from "./audit-headers.js";
 import { DEFAULT_ADMIN_MAX_BODY_BYTES, type AdminDeps } from "./deps.js";
@@ -86,20 +86,26 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
       bodyBytes = await request.body();
       audit = checkAuditHeaders(req, request.config.defaults.publishPolicy);
       const result = await mutation.run(request, audit);
-      sendJson(res, 200, { ...result.body, audit });
+      if (result.status === 204) sendEmpty(res, 204);
+      else if (result.status === 201) sendJson(res, 201, result.body);
+      else sendJson(res, 200, { ...result.body, audit });
       writeAudit("ok", result.metadata);
     } catch (thrown) {
       if (thrown instanceof ClientGoneError) {
         // Nothing was done and nobody waits for an answer; the attempt stays on the audit trail.
         res.destroy();
-        writeAudit("client_gone", { kind: "refused", operation: mutation.tool });
+        writeAudit("client_gone", refusedMetadata());
         return true;
       }
       const error = answerFailure(res, thrown);
       if ("publish" in handler && handler.publish) countPublishRefusal(deps, error, handler.scopedPublish === true);
-      writeAudit(error.code, { kind: "refused", operation: mutation.tool });
+      writeAudit(error.code, refusedMetadata());
     }
     return true;
+
+    function refusedMetadata(): AuditRecord["metadata"] {
+      return mutation.refusedMetadata?.(request, bodyBytes) ?? { kind: "refused", operation: mutation.tool };
+    }
 
     function writeAudit(result: string, metadata: AuditRecord["metadata"] | AuditMetadata): void {
       const sent = readAuditHeaders(req);
@@ -109,7 +115,7 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
         principal: actor ?? (request.config.adminApi.tokens.length > 0 ? "admin_token" : "anonymous"),
         role: AUDIT_ROLE,
         tool: mutation.tool,
-        input_hash: inputHash(method, url.pathname + url.search, bodyBytes),
+        input_hash: mutation.inputHash?.(request, bodyBytes) ?? inputHash(method, url.pathname + url.search, bodyBytes),
         result,
         duration_ms: Math.max(0, Math.round(deps.clock.now() - startedMs)),
         metadata,

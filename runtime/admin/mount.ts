@@ -8,6 +8,7 @@ import type { Clock } from "../time/clock.js";
 import type { RuntimeLogger } from "../observability/log.js";
 import type { SpoolMetrics } from "../observability/metrics.js";
 import { redactProse } from "../observability/redact.js";
+import type { RuntimeSecrets } from "../secrets/pools.js";
 import type { Store } from "../store/store.js";
 import type { AuditRecord } from "./audit-record.js";
 import { computeTrendSignals, healthTrendSignals } from "./diagnostics.js";
@@ -17,6 +18,7 @@ import { createAdminApi, type AdminApiHandler } from "./index.js";
 /** What the Admin API reads from the running app (the app's context has all of it). */
 export interface AdminHost {
   readonly store: Store;
+  readonly secrets: RuntimeSecrets;
   readonly metrics: SpoolMetrics;
   readonly logger: RuntimeLogger;
   readonly clock: Clock;
@@ -38,6 +40,7 @@ export function mountAdminApi(host: AdminHost, options: AdminMountOptions): Admi
   return createAdminApi({
     getConfig: () => host.config(),
     store: host.store,
+    secrets: host.secrets,
     clock: host.clock,
     // Credentials typed into the free-text fields are masked, as in every log line; the words
     // around them are the audit trail and are kept.

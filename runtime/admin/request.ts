@@ -22,14 +22,26 @@ export interface AdminRequest {
 
 export type ReadHandler = (request: AdminRequest) => Promise<unknown>;
 
-export interface MutationResult {
-  /** The 200 JSON body; its `audit` field is filled in by the router. */
-  body: Record<string, unknown>;
-  metadata: AuditMetadata;
-}
+export type MutationResult =
+  | {
+      /** The 200 JSON body; its `audit` field is filled in by the router. */
+      body: Record<string, unknown>;
+      metadata: AuditMetadata;
+      status?: undefined;
+    }
+  | {
+      /** Answered exactly as given (no `audit` echo): 201 with the body, 204 without one (runtime secrets). */
+      status: 201 | 204;
+      body: Record<string, unknown> | null;
+      metadata: AuditMetadata;
+    };
 
 /** A mutation: audited once, whatever its outcome. `tool` names it in the audit record. */
 export interface MutationHandler {
   tool: string;
   run(request: AdminRequest, audit: AuditContext): Promise<MutationResult>;
+  /** The audit record's input_hash when not the default (method, path with query, body). */
+  inputHash?(request: AdminRequest, body: Buffer): string;
+  /** A refused request's audit metadata when not `{kind: "refused", operation: tool}`. */
+  refusedMetadata?(request: AdminRequest, body: Buffer): AuditMetadata;
 }

@@ -7,12 +7,16 @@ import { getApplicationEndpoints, getApplications, getEndpoint, getModel } from 
 import { globalPublish, scopedPublish } from "./publish.js";
 import { listAttempts, listDeadLetters, listMessages, listScopedMessages } from "./queue-reads.js";
 import type { MutationHandler, ReadHandler } from "./request.js";
+import { addSecretVersion, deleteSecretVersion, listSecretVersions } from "./secrets.js";
+import { isValidLabel } from "../../compiler/index.js";
 
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
 
 export interface RouteEntry {
   /** Segments; `:name` captures one decoded segment. */
   pattern: readonly string[];
+  /** Captured segments that must be labels; another value is no match (404 not_found). */
+  labels?: readonly string[];
   methods: Partial<Record<Method, { read: ReadHandler } | { mutation: MutationHandler; scopedPublish?: boolean; publish?: boolean }>>;
 }
 
@@ -50,6 +54,8 @@ export const ADMIN_ROUTES: readonly RouteEntry[] = [
   { pattern: split(`${SCOPE}/messages/cancel_by_filter`), methods: { POST: mutate(scopedFilterMutation("cancel")) } },
   { pattern: split(`${SCOPE}/messages/requeue_by_filter`), methods: { POST: mutate(scopedFilterMutation("requeue")) } },
   { pattern: split(`${SCOPE}/messages/resume_by_filter`), methods: { POST: mutate(scopedFilterMutation("resume")) } },
+  { pattern: split("/secrets/:name"), labels: ["name"], methods: { GET: read(listSecretVersions), POST: mutate(addSecretVersion()) } },
+  { pattern: split("/secrets/:name/:id"), labels: ["name", "id"], methods: { DELETE: mutate(deleteSecretVersion()) } },
 ];
 
 export interface RouteMatch {
@@ -75,6 +81,7 @@ export function matchRoute(pathname: string, routes: readonly RouteEntry[] = ADM
         matched = false;
       }
     }
+    if (matched && entry.labels?.some((name) => !isValidLabel(params[name]))) matched = false;
     if (matched) return { entry, params };
   }
   return undefined;

@@ -13,6 +13,8 @@ import { queueSnapshotOf, type MemoryFootprint } from "../observability/store-me
 import { activeLeasesByPullRoute } from "../pull/state.js";
 import { applyReload, type ReloadOutcome } from "../reload/apply.js";
 import type { Store } from "../store/store.js";
+import { startRuntimeSecrets } from "./secrets.js";
+import type { RuntimeSecrets } from "../secrets/pools.js";
 import { mountHandlers } from "./handlers.js";
 import { createLiveState } from "./live.js";
 import { appMetrics, boundAddresses, httpOptionsFor, listenMetrics, openAppStore } from "./parts.js";
@@ -36,10 +38,14 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
   let services: AppService[] = [];
   let accessLog: AccessLogger | undefined;
   let store: Store | undefined;
+  let secrets: RuntimeSecrets | undefined;
   let stopping: Promise<void> | undefined;
 
-  const reload = (next: SpoolConfig, fingerprint: string | null): ReloadOutcome =>
-    applyReload({ current: () => live.current().config, swap: live.swap, listeners: () => listeners, services: () => services, logger }, next, fingerprint);
+  const reload = (next: SpoolConfig, fingerprint: string | null): ReloadOutcome => {
+    const outcome = applyReload({ current: () => live.current().config, swap: live.swap, listeners: () => listeners, services: () => services, logger }, next, fingerprint);
+    if (outcome.applied) secrets?.reconfigure(next);
+    return outcome;
+  };
 
   async function start(): Promise<{ addresses: BoundAddress[] }> {
     const config = live.current().config;
@@ -51,6 +57,14 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       return queueSnapshotOf(data, memoryFootprint.stats(), (leased) => activeLeasesByPullRoute(live.current().pull, leased));
     });
     store = await openAppStore(config, deps, clock, metrics, logger, memoryFootprint);
+    try {
+      secrets = await startRuntimeSecrets(config, store, deps.secretKey ?? null, clock, metrics, logger);
+    } catch (error) {
+      // A stored version that cannot be opened (another key): the start stops, naming it.
+      await store.close().catch(() => undefined);
+      store = undefined;
+      throw error;
+    }
     queueStats = createQueueStatsSource(store, clock, {
       sampleIntervalMs: config.defaults.trendSignals.expectedCaptureIntervalMs,
       onError: (error) => logger.warn("queue_stats_failed", { error }),
@@ -61,6 +75,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       logger,
       clock,
       queueStats,
+      secrets,
       shutdownSignal: shutdown.signal,
       config: () => live.current().config,
       reload,
@@ -102,6 +117,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
         ),
       );
       await Promise.all(closing);
+      secrets?.stop();
       if (store) {
         await store.close().catch((error: unknown) => logger.error("store_close_failed", { error }));
       }

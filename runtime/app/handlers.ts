@@ -18,6 +18,7 @@ export function mountHandlers(context: AppContext, live: LiveState, memoryFootpr
     clock,
     metrics,
     nonces: live.nonces,
+    runtimeSecrets: context.secrets,
     rateLimits: live.ingressRateLimits,
     logger: logger.child({ component: "ingress" }),
     backpressure: () => currentBackpressure(live.current().config, queueStats),

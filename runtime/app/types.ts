@@ -9,6 +9,7 @@ import type { LogLevel, RuntimeLogger } from "../observability/log.js";
 import type { SpoolMetrics } from "../observability/metrics.js";
 import type { QueueStatsSource } from "../observability/queue-stats.js";
 import type { ReloadOutcome } from "../reload/apply.js";
+import type { RuntimeSecrets } from "../secrets/pools.js";
 import type { StoreDeps, StoreSpec } from "../store/open.js";
 import type { StoreLocation } from "../store/spec.js";
 import type { Store } from "../store/store.js";
@@ -22,6 +23,8 @@ export interface AppContext {
   readonly logger: RuntimeLogger;
   readonly clock: Clock;
   readonly queueStats: QueueStatsSource;
+  /** The runtime secret pools (docs/secrets.md): ingress verifies with them, the Admin API changes them. */
+  readonly secrets: RuntimeSecrets;
   /** Aborted when stop() begins. */
   readonly shutdownSignal: AbortSignal;
   /** The config now serving. */
@@ -52,6 +55,11 @@ export interface AppDeps {
    */
   configFingerprint?: string | null;
   clock?: Clock;
+  /**
+   * The 32 bytes of SPOOL_SECRET_ENCRYPTION_KEY (runtime/secrets/key.ts), which seal runtime secret
+   * versions; without it the pools answer 503 secret_management_unavailable.
+   */
+  secretKey?: Buffer | null;
   /** Where the store lives (--db, --postgres-dsn). */
   storeLocation: StoreLocation;
   /** Opens the store; defaults to runtime/store/open.ts (tests inject failures here). */

@@ -23,9 +23,10 @@ export function ingressAuthFor(auth: RouteAuth): IngressAuth {
           nonceHeader: auth.nonceHeader,
           toleranceMs: auth.toleranceMs,
         },
+        runtimePools: auth.runtimePools,
       };
     case "provider":
-      return { kind: "provider", provider: auth.provider, options: { secrets: rotatingSecrets(auth.secrets), toleranceMs: auth.toleranceMs } };
+      return { kind: "provider", provider: auth.provider, options: { secrets: rotatingSecrets(auth.secrets), toleranceMs: auth.toleranceMs }, runtimePools: auth.runtimePools };
     case "forward":
       return {
         kind: "forward",

@@ -22,7 +22,8 @@ import { requestHost } from "./match.js";
 import { answerRefusal, hasBody, IngressRefusal, refuse, unexpectedFailure } from "./refusal.js";
 import { claimReplayKeys } from "./replay.js";
 import { ingressRouteFor, type IngressRoute, type IngressState } from "./state.js";
-import { authenticateByHeaders, authenticateIngress, ingressAuthError, type IngressAuthOutcome, type NonceCache } from "./verify/index.js";
+import type { RuntimeSecretVersions } from "../secrets/pools.js";
+import { authenticateByHeaders, authenticateIngress, ingressAuthError, withRuntimeVersions, type IngressAuthOutcome, type NonceCache } from "./verify/index.js";
 
 export interface IngressDeps {
   /** The current compiled state; read once per request, so a reload never splits one request. */
@@ -31,6 +32,8 @@ export interface IngressDeps {
   clock: Clock;
   metrics: SpoolMetrics;
   nonces: NonceCache;
+  /** The runtime secret pools' versions (docs/secrets.md), looked up per request. */
+  runtimeSecrets?: RuntimeSecretVersions;
   rateLimits: RateLimitRegistry;
   /** The adaptive backpressure verdict from the cached queue stats (cheap, synchronous). */
   backpressure(): BackpressureReason | null;
@@ -84,7 +87,7 @@ async function accept(deps: IngressDeps, reportAuthUnavailable: ReportAuthUnavai
 
   const nowMs = deps.clock.now();
   // Only forward auth answers later; the other verifiers decide at once, without a wait.
-  const pending = byHeaders ?? authenticateIngress(settings.auth, { method, path, headers: req.headers, body, nowMs });
+  const pending = byHeaders ?? authenticateIngress(withRuntimeVersions(settings.auth, deps.runtimeSecrets, nowMs), { method, path, headers: req.headers, body, nowMs });
   const verdict = pending instanceof Promise ? await pending : pending;
   if (!verdict.ok) {
     if (verdict.status === 503) reportAuthUnavailable(route.path, verdict.detail ?? "unavailable", nowMs);

@@ -70,8 +70,9 @@ export function createMetrics(options: MetricsOptions) {
   const memory = options.backend === "memory" ? memoryFamilies(families, snapshot) : undefined;
   const publish = publishFamilies(families);
   const tracing = tracingFamilies(families);
+  const secrets = secretFamilies(families);
   infoFamilies(families, options.version);
-  return { registry, backend: options.backend, queue, ingress, delivery, pull, store, sqlite, memory, publish, tracing };
+  return { registry, backend: options.backend, queue, ingress, delivery, pull, store, sqlite, memory, publish, tracing, secrets };
 }
 
 type ReadSnapshot = () => Promise<QueueSnapshot | undefined>;
@@ -260,6 +261,12 @@ function publishFamilies({ counter }: Families) {
     scopedRejected: counter("spool_publish_scoped_rejected_total", "Endpoint-scoped publish requests refused."),
   };
   return publish;
+}
+
+function secretFamilies({ counter }: Families) {
+  return {
+    gcPruned: counter("spool_runtime_secret_gc_pruned_total", "Expired runtime secret versions pruned, by pool.", ["pool"]),
+  };
 }
 
 function tracingFamilies({ registers, counter }: Families) {

@@ -27,5 +27,16 @@ const RESTART_REQUIRED: readonly [name: string, pick: (c: SpoolConfig) => unknow
 
 /** The names of the restart-only settings that differ; empty when the reload can be applied live. */
 export function restartRequiredChanges(current: SpoolConfig, next: SpoolConfig): string[] {
-  return RESTART_REQUIRED.filter(([, pick]) => JSON.stringify(pick(current)) !== JSON.stringify(pick(next))).map(([name]) => name);
+  const changes = RESTART_REQUIRED.filter(([, pick]) => JSON.stringify(pick(current)) !== JSON.stringify(pick(next))).map(([name]) => name);
+  return [...changes, ...runtimeFlagChanges(current, next)];
+}
+
+/**
+ * A secret that stays but turns `runtime` on or off (docs/secrets.md): its versions would move
+ * between the Spoolfile and the store, which only a restart does. Adding or removing a runtime
+ * pool is live; a removed pool's stored versions stay for when it comes back.
+ */
+function runtimeFlagChanges(current: SpoolConfig, next: SpoolConfig): string[] {
+  const before = new Map(current.secrets.map((s) => [s.id, s.runtime]));
+  return next.secrets.filter((s) => before.has(s.id) && before.get(s.id) !== s.runtime).map((s) => `secrets.secret ${JSON.stringify(s.id)}.runtime`);
 }

@@ -58,6 +58,10 @@ const OPERATIONS: { readonly [K in Operation]: OperationSpec } = {
   captureTrendSample: { name: "capture_trend_sample" },
   trends: { name: "backlog_trends" },
   prune: { name: "prune" },
+  listRuntimeSecrets: { name: "list_runtime_secrets" },
+  addRuntimeSecret: { name: "add_runtime_secret" },
+  deleteRuntimeSecret: { name: "delete_runtime_secret" },
+  pruneRuntimeSecrets: { name: "prune_runtime_secrets" },
 };
 
 export function buildStore(backend: Backend): Store {

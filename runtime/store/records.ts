@@ -173,3 +173,23 @@ export interface AttemptFilter extends Selector {
   beforeMs?: number;
   limit: number;
 }
+
+/**
+ * One version of a runtime secret pool (docs/secrets.md), as stored: the value only sealed
+ * (AES-256-GCM, sealed and opened outside the store), its window [notBeforeMs, notAfterMs).
+ */
+export interface RuntimeSecretRow {
+  pool: string;
+  id: string;
+  sealed: Uint8Array;
+  notBeforeMs: number;
+  /** Null: no end. */
+  notAfterMs: number | null;
+  createdAtMs: number;
+}
+
+/** A version pruneRuntimeSecrets removed. */
+export interface RuntimeSecretKey {
+  pool: string;
+  id: string;
+}

@@ -5,7 +5,7 @@
 // call throw StoreError with a code the error catalogue (runtime/errors.ts) maps to an API answer.
 // All times are epoch ms from the injected Clock; all durations are ms. What the calls take and
 // return is records.ts; the queue, backlog, trend and prune reports are reports.ts.
-import type { AttemptFilter, AttemptRecord, DequeueRequest, FilterOutcome, LeaseOutcome, LeaseScope, LeasedMessage, LifecycleFilter, LifecycleOp, MessageFilter, MessageIncludes, MessageView, NackOptions, NewAttempt, NewMessage, Selector } from "./records.js";
+import type { AttemptFilter, AttemptRecord, DequeueRequest, RuntimeSecretKey, RuntimeSecretRow, FilterOutcome, LeaseOutcome, LeaseScope, LeasedMessage, LifecycleFilter, LifecycleOp, MessageFilter, MessageIncludes, MessageView, NackOptions, NewAttempt, NewMessage, Selector } from "./records.js";
 import type { AgingSummaryReport, BacklogState, OldestQueuedReport, PruneReport, QueueStats, TopQueuedReport, TrendsReport, TrendsRequest } from "./reports.js";
 
 export type StoreBackend = "memory" | "sqlite" | "postgres";
@@ -102,6 +102,15 @@ export interface Store {
 
   /** Applies the retention settings once, in small chunks so traffic keeps flowing. */
   prune(): Promise<PruneReport>;
+
+  /** Runtime secret versions (docs/secrets.md), of one pool or all; by created_at, then pool and id. */
+  listRuntimeSecrets(pool?: string): Promise<RuntimeSecretRow[]>;
+  /** Throws StoreError duplicate_id when the pool already holds the id. */
+  addRuntimeSecret(row: RuntimeSecretRow): Promise<void>;
+  /** False when the pool holds no such id. */
+  deleteRuntimeSecret(pool: string, id: string): Promise<boolean>;
+  /** Deletes the versions (of one pool or all) whose not_after ≤ now; returns them. */
+  pruneRuntimeSecrets(pool?: string): Promise<RuntimeSecretKey[]>;
 
   close(): Promise<void>;
 }

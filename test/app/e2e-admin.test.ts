@@ -392,6 +392,16 @@ const NOT_REACHABLE_BY_CONFIG: Readonly<Record<string, string>> = {
   shutting_down: "the close deadline of a shutdown, not a configuration (test/runtime/http-server.test.ts)",
   request_timeout: "a client that stops sending, not a configuration (test/runtime/http-server.test.ts; e2e-ingress-pull's slowloris)",
   unsupported_transfer_coding: "a request's Transfer-Encoding, not a configuration (test/runtime/http-server.test.ts)",
+  secret_pool_not_found: "runtime secrets need SPOOL_SECRET_ENCRYPTION_KEY; probed in test/app/e2e-secrets.test.ts",
+  secret_not_runtime: "probed in test/app/e2e-secrets.test.ts",
+  secret_management_unavailable: "an app without the key (spool run refuses to start): test/app/secrets-instances.test.ts",
+  secret_value_empty: "probed in test/app/e2e-secrets.test.ts",
+  secret_invalid_window: "probed in test/app/e2e-secrets.test.ts",
+  secret_pool_full: "probed in test/app/e2e-secrets.test.ts",
+  secret_id_not_found: "probed in test/app/e2e-secrets.test.ts",
+  secret_duplicate_id: "a random 64-bit id colliding in one pool; the store's duplicate_id is in test/store/contract.ts",
+  secret_seal_failure: "AES-256-GCM with a valid 32-byte key does not fail to seal",
+  secret_persist_failure: "a store failing mid-add: test/runtime/secrets.test.ts",
 };
 
 /** `| code | status | meaning |` rows of the "Error catalogue" table in docs/api.md. */

@@ -34,6 +34,7 @@ function signedRoute(extra: Partial<Route> = {}): Route {
     auth: {
       kind: "hmac",
       secrets: [{ id: null, source: raw(SECRET), validFromMs: null, validUntilMs: null }],
+      runtimePools: [],
       signatureHeader: "X-Signature",
       timestampHeader: "X-Timestamp",
       nonceHeader: "X-Nonce",

@@ -27,12 +27,6 @@ values("a diagnostic quotes at most 200 characters of a long value, and says how
   assert.match(error, `got "${"é".repeat(200)}"… (5000 characters)`);
 });
 
-values("a secret with runtime on compiles with a warning that it has no effect", () => {
-  const result = compileSpoolfile('secrets { secret "s1" { value raw:abc; runtime on } }\ningress { }\n', "Spoolfile", { env: {} });
-  assert.ok(result.config);
-  assert.ok(result.diagnostics.some((d) => d.severity === "warning" && /runtime secrets are not built yet/.test(d.message)), result.diagnostics.map(renderDiagnostic).join("\n"));
-});
-
 values("a file nested too deep gets that error alone, not also a false 'the config is empty'", () => {
   const errors = errorsOf(`ingress ${"{ a ".repeat(70)}${"}".repeat(70)}`);
   assert.is(errors.length, 1, errors.join("\n"));

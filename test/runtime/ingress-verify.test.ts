@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { verifyBasicAuth } from "../../runtime/ingress/verify/basic.js";
-import { authenticateIngress, ingressAuthError } from "../../runtime/ingress/verify/index.js";
+import { authenticateIngress, ingressAuthError, withRuntimeVersions, type IngressAuth } from "../../runtime/ingress/verify/index.js";
 import { forwardAuth } from "../../runtime/ingress/verify/forward.js";
 import { verifyGenericHmac } from "../../runtime/auth/hmac.js";
 import { NonceCache } from "../../runtime/ingress/verify/nonce-cache.js";
@@ -476,6 +476,30 @@ dispatch("forward auth through the dispatcher returns the copied headers", async
 
 tokens.run();
 dispatch.run();
+
+const runtime = suite("runtime secret versions");
+
+// A pool whose one version is valid from 60 s after nowMs (docs/secrets.md "Verification").
+const pools = { versionsOf: (pool: string) => (pool === "partner" ? [{ value: Buffer.from("rotated"), validFromMs: nowMs + 60_000 }] : []) };
+
+runtime("generic hmac judges a version's window at X-Timestamp; presets at the receipt time", async () => {
+  const generic: IngressAuth = { kind: "hmac", options: { ...HMAC_AUTH, secrets: [{ value: "static" }] }, runtimePools: ["partner"] };
+  const verdict = async (auth: IngressAuth, headers: RequestHeaders, at = nowMs) => (await authenticateIngress(withRuntimeVersions(auth, pools, at), inbound(headers, { nowMs: at }))).ok;
+  // Signed at +120 s (inside the tolerance), when the version is valid: accepted even though it is not valid yet at receipt.
+  assert.is(await verdict(generic, signGeneric("rotated", nowSeconds + 120)), true);
+  assert.is(await verdict(generic, signGeneric("rotated", nowSeconds)), false);
+  assert.is(await verdict(generic, signGeneric("static", nowSeconds)), true, "the route's static secret is still tried");
+  const stripe: IngressAuth = { kind: "provider", provider: "stripe", options: { secrets: [], toleranceMs: 300_000 }, runtimePools: ["partner"] };
+  const stripeHeaders = (t: number) => ({ "stripe-signature": `t=${t},v1=${hexMac("rotated", `${t}.${body}`)}` });
+  assert.is(await verdict(stripe, stripeHeaders(nowSeconds + 120)), false, "the receipt time is before the version's not_before");
+  assert.is(await verdict(stripe, stripeHeaders(nowSeconds + 120), nowMs + 60_000), true);
+  // No pool named, or no versions: the auth is used as it is.
+  const plain: IngressAuth = { kind: "hmac", options: { ...HMAC_AUTH, secrets: [{ value: "static" }] } };
+  assert.is(withRuntimeVersions(plain, pools, nowMs), plain);
+  assert.is(withRuntimeVersions({ ...generic, runtimePools: ["empty"] }, pools, nowMs).kind, "hmac");
+});
+
+runtime.run();
 generic.run();
 replay.run();
 presets.run();

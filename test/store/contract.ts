@@ -772,5 +772,38 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.is(heard.length, count);
   });
 
+  it("runtime secrets: add, list by pool in creation order, delete, duplicate ids refused", {}, async (store, clock) => {
+    const now = clock.now();
+    const row = (pool: string, id: string, notAfterMs: number | null = null) => ({ pool, id, sealed: bytes(`sealed ${id}`), notBeforeMs: now, notAfterMs, createdAtMs: clock.now() });
+    await store.addRuntimeSecret(row("a", "sec_1"));
+    clock.advance(10);
+    await store.addRuntimeSecret(row("a", "sec_2", now + MINUTE));
+    await store.addRuntimeSecret(row("b", "sec_1"));
+    await rejectsWith(store.addRuntimeSecret(row("a", "sec_1")), "duplicate_id");
+    const listed = await store.listRuntimeSecrets("a");
+    assert.equal(listed.map((r) => [r.pool, r.id, r.notAfterMs]), [["a", "sec_1", null], ["a", "sec_2", now + MINUTE]]);
+    assert.equal(Buffer.from(listed[0].sealed).toString(), "sealed sec_1");
+    assert.is(listed[1].createdAtMs, now + 10);
+    assert.is((await store.listRuntimeSecrets()).length, 3);
+    assert.is(await store.deleteRuntimeSecret("a", "sec_1"), true);
+    assert.is(await store.deleteRuntimeSecret("a", "sec_1"), false);
+    assert.is(await store.deleteRuntimeSecret("c", "sec_2"), false);
+    assert.equal((await store.listRuntimeSecrets()).map((r) => `${r.pool}/${r.id}`), ["a/sec_2", "b/sec_1"]);
+  });
+
+  it("runtime secrets: prune deletes versions whose not_after has come, of one pool or all", {}, async (store, clock) => {
+    const now = clock.now();
+    const row = (pool: string, id: string, notAfterMs: number | null) => ({ pool, id, sealed: bytes(id), notBeforeMs: now - MINUTE, notAfterMs, createdAtMs: now });
+    await store.addRuntimeSecret(row("a", "sec_expires", now + SECOND));
+    await store.addRuntimeSecret(row("a", "sec_forever", null));
+    await store.addRuntimeSecret(row("b", "sec_expires", now + SECOND));
+    await store.addRuntimeSecret(row("b", "sec_later", now + MINUTE));
+    assert.equal(await store.pruneRuntimeSecrets(), []);
+    clock.advance(SECOND);
+    assert.equal(await store.pruneRuntimeSecrets("a"), [{ pool: "a", id: "sec_expires" }]);
+    assert.equal(await store.pruneRuntimeSecrets(), [{ pool: "b", id: "sec_expires" }]);
+    assert.equal((await store.listRuntimeSecrets()).map((r) => `${r.pool}/${r.id}`), ["a/sec_forever", "b/sec_later"]);
+  });
+
   return contract;
 }

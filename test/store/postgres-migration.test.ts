@@ -19,23 +19,25 @@ if (!dsn) {
 
   test.after(() => schemas.dropAll());
 
-  test("schema 3 → 4 with messages stored: they are dequeued after the upgrade, and new ones keep their header order", async () => {
+  test("schema 3 → 5 with messages stored: they are dequeued after the upgrade, and new ones keep their header order", async () => {
     const schema = schemas.next();
     const headers = { "x-github-delivery": "1", host: "hooks.example", accept: "*/*" };
     const before = await open(schema);
     await before.enqueue([{ id: "stored-at-3", route: "/a", target: "pull", payload: new Uint8Array([1, 2, 3]), headers }]);
     await before.close();
-    // Back to schema 3 as it was: headers in jsonb, version 4 not applied.
+    // Back to schema 3 as it was: headers in jsonb, versions 4 and 5 (runtime_secrets) not applied.
     const sql = schemas.admin;
     await sql.unsafe(`ALTER TABLE "${schema}".messages ALTER COLUMN headers TYPE jsonb USING headers::jsonb`);
-    await sql.unsafe(`DELETE FROM "${schema}".schema_migrations WHERE version = 4`);
+    await sql.unsafe(`DROP TABLE "${schema}".runtime_secrets`);
+    await sql.unsafe(`DELETE FROM "${schema}".schema_migrations WHERE version >= 4`);
 
     const after = await open(schema);
     try {
       const [{ data_type }] = await sql`SELECT data_type FROM information_schema.columns WHERE table_schema = ${schema} AND table_name = 'messages' AND column_name = 'headers'`;
       assert.is(data_type, "json");
       const [{ versions }] = await sql.unsafe(`SELECT array_agg(version ORDER BY version) AS versions FROM "${schema}".schema_migrations`);
-      assert.equal(versions, [1, 2, 3, 4]);
+      assert.equal(versions, [1, 2, 3, 4, 5]);
+      assert.equal(await after.listRuntimeSecrets(), [], "migration 5 made runtime_secrets");
       await after.enqueue([{ id: "stored-at-4", route: "/a", target: "pull", payload: new Uint8Array([4]), headers, receivedAtMs: Date.now() + 1 }]);
       const leased = await after.dequeue({ route: "/a", batch: 10, leaseTtlMs: 30_000 });
       assert.equal(leased.map((m) => m.id), ["stored-at-3", "stored-at-4"]);

@@ -54,6 +54,7 @@ test("a schema-1 file upgrades in place; its queued rows dequeue in order and it
     assert.ok(indexes.includes("messages_ready_target"));
     assert.is(db.prepare("SELECT max(version) FROM schema_migrations").pluck().get(), SQLITE_SCHEMA_VERSION);
     assert.is(db.prepare("SELECT count(*) FROM lease_v1").pluck().get(), 4);
+    assert.is(db.prepare("SELECT count(*) FROM runtime_secrets").pluck().get(), 0, "migration 5 made runtime_secrets");
     db.close();
 
     assert.equal(await store.ack([v1Leases.m1]), { settled: [v1Leases.m1], conflicts: [] });

@@ -12,8 +12,8 @@ export type IngressAuth =
   | { kind: "none" }
   | { kind: "token"; tokens: readonly (string | Buffer)[] }
   | { kind: "basic"; credentials: readonly BasicCredential[] }
-  | { kind: "hmac"; options: GenericHmacOptions }
-  | { kind: "provider"; provider: HmacProvider; options: ProviderOptions }
+  | { kind: "hmac"; options: GenericHmacOptions; runtimePools?: readonly string[] }
+  | { kind: "provider"; provider: HmacProvider; options: ProviderOptions; runtimePools?: readonly string[] }
   | { kind: "forward"; url: string; options: ForwardAuthOptions };
 
 export type IngressAuthOutcome =
@@ -109,3 +109,4 @@ export type { ReplayToken } from "../../auth/hmac.js";
 export type { InboundRequest, ResolvedSecret, RequestHeaders, VerifyFailureReason } from "../../auth/types.js";
 export type { BasicCredential, ForwardAuthOptions, GenericHmacOptions, HmacProvider, ProviderOptions };
 export { HMAC_PROVIDERS } from "./providers.js";
+export { withRuntimeVersions } from "./runtime-versions.js";

@@ -6,6 +6,7 @@
 //   leases.ts      dequeue, ack, nack, extend;  lifecycle.ts  cancel, requeue, resume, DLQ
 //   messages.ts    message lists and lookups;  attempts.ts  attempt records
 //   analytics.ts   queue stats, backlog reports, trend samples;  retention.ts  prune
+//   runtime-secrets.ts  sealed runtime secret versions (memory only)
 import type { Clock } from "../../time/clock.js";
 import { buildStore, type StoreOps } from "../facade.js";
 import { observed, type StoreObserver } from "../observer.js";
@@ -22,6 +23,7 @@ import { LeaseOps } from "./leases.js";
 import * as lifecycle from "./lifecycle.js";
 import * as messages from "./messages.js";
 import { prune } from "./retention.js";
+import { RuntimeSecretTable } from "./runtime-secrets.js";
 import { MessageTable } from "./table.js";
 
 export interface MemoryStoreDeps {
@@ -39,6 +41,7 @@ export function openMemoryStore(deps: MemoryStoreDeps): Store {
   const leases = new LeaseOps(cx, new SettledLeases());
   const attempts = new AttemptLog();
   const trendLog = new analytics.TrendLog();
+  const secrets = new RuntimeSecretTable(clock);
   let closed = false;
   observer.memoryStats?.(() => guard.stats());
 
@@ -65,6 +68,10 @@ export function openMemoryStore(deps: MemoryStoreDeps): Store {
     captureTrendSample: () => trendLog.capture(cx),
     trends: (request) => trendLog.trends(request),
     prune: () => prune(cx, attempts, trendLog),
+    listRuntimeSecrets: (pool) => secrets.list(pool),
+    addRuntimeSecret: (row) => secrets.add(row),
+    deleteRuntimeSecret: (pool, id) => secrets.delete(pool, id),
+    pruneRuntimeSecrets: (pool) => secrets.prune(pool),
   };
 
   return buildStore({

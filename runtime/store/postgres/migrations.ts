@@ -133,6 +133,22 @@ ALTER TABLE settled_leases ADD CONSTRAINT settled_leases_kind_check CHECK (kind 
     version: 4,
     sql: "ALTER TABLE messages ALTER COLUMN headers TYPE json USING headers::json;",
   },
+  {
+    // Runtime secret versions (docs/secrets.md): AES-256-GCM sealed values, never plaintext,
+    // shared by every instance of the schema.
+    version: 5,
+    sql: `
+CREATE TABLE runtime_secrets (
+  pool_name text NOT NULL,
+  id text NOT NULL,
+  sealed bytea NOT NULL,
+  not_before bigint NOT NULL,
+  not_after bigint,
+  created_at bigint NOT NULL,
+  PRIMARY KEY (pool_name, id)
+);
+`,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1].version;

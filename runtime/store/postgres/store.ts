@@ -6,6 +6,7 @@
 //   lifecycle.ts    cancel, requeue, resume, DLQ requeue and delete
 //   messages.ts     message lists and lookups;  attempts.ts  attempt records
 //   analytics.ts    queue stats, backlog reports, trend samples;  retention.ts  prune
+//   runtime-secrets.ts  sealed runtime secret versions, shared by the instances
 //   wake-listener.ts  LISTEN/NOTIFY wake-ups from other instances (with the long poll's 1 s
 //                     re-check as the fallback), re-established whenever the session drops
 import type { Clock } from "../../time/clock.js";
@@ -23,6 +24,7 @@ import { LeaseOps } from "./leases.js";
 import * as lifecycle from "./lifecycle.js";
 import * as messages from "./messages.js";
 import { prune } from "./retention.js";
+import * as runtimeSecrets from "./runtime-secrets.js";
 import { WakeListener } from "./wake-listener.js";
 
 export interface PostgresStoreDeps {
@@ -105,6 +107,10 @@ export async function openPostgresStore(deps: PostgresStoreDeps): Promise<Store>
     captureTrendSample: () => analytics.captureTrendSample(cx, deps.schema, deps.trendSampleIntervalMs),
     trends: (request) => analytics.trends(cx, request),
     prune: () => prune(cx, assertOpen),
+    listRuntimeSecrets: (pool) => runtimeSecrets.listRuntimeSecrets(cx, pool),
+    addRuntimeSecret: (row) => runtimeSecrets.addRuntimeSecret(cx, row),
+    deleteRuntimeSecret: (pool, id) => runtimeSecrets.deleteRuntimeSecret(cx, pool, id),
+    pruneRuntimeSecrets: (pool) => runtimeSecrets.pruneRuntimeSecrets(cx, pool),
   };
 
   return buildStore({

@@ -155,6 +155,21 @@ DROP INDEX messages_lease;
     version: 4,
     sql: "DROP TRIGGER messages_active_insert;",
   },
+  {
+    // Runtime secret versions (docs/secrets.md): AES-256-GCM sealed values, never plaintext.
+    version: 5,
+    sql: `
+CREATE TABLE runtime_secrets (
+  pool_name TEXT NOT NULL,
+  id TEXT NOT NULL,
+  sealed BLOB NOT NULL,
+  not_before INTEGER NOT NULL,
+  not_after INTEGER,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (pool_name, id)
+);
+`,
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1].version;

@@ -7,6 +7,7 @@
 //   leases.ts      dequeue, ack, nack, extend;  lifecycle.ts  cancel, requeue, resume, DLQ
 //   messages.ts    message lists and lookups;  attempts.ts  attempt records
 //   analytics.ts   queue stats, backlog reports, trend samples;  retention.ts  prune
+//   runtime-secrets.ts  sealed runtime secret versions
 import type { Clock } from "../../time/clock.js";
 import { buildStore, type StoreOps } from "../facade.js";
 import { observed, type StoreObserver } from "../observer.js";
@@ -23,6 +24,7 @@ import * as lifecycle from "./lifecycle.js";
 import * as messages from "./messages.js";
 import { sqliteStoreError } from "./open-db.js";
 import { prune } from "./retention.js";
+import * as runtimeSecrets from "./runtime-secrets.js";
 
 export interface SqliteStoreDeps {
   path: string;
@@ -59,6 +61,10 @@ export function openSqliteStore(deps: SqliteStoreDeps): Store {
     captureTrendSample: () => analytics.captureTrendSample(cx),
     trends: (request) => analytics.trends(cx, request),
     prune: () => prune(cx),
+    listRuntimeSecrets: (pool) => runtimeSecrets.listRuntimeSecrets(cx, pool),
+    addRuntimeSecret: (row) => runtimeSecrets.addRuntimeSecret(cx, row),
+    deleteRuntimeSecret: (pool, id) => runtimeSecrets.deleteRuntimeSecret(cx, pool, id),
+    pruneRuntimeSecrets: (pool) => runtimeSecrets.pruneRuntimeSecrets(cx, pool),
   };
 
   return buildStore({
