@@ -138,6 +138,8 @@ export const DIRECTIVES: readonly DirectiveInfo[] = [
     DURATION("max_lease_ttl", "none", "Cap on a requested lease"),
     DURATION("default_max_wait", "0", "Long-poll wait when the request names none (`off` is 0)"),
     DURATION("max_wait", "none", "Cap on a requested long-poll wait"),
+    DURATION("sse_keepalive", "15s", "An SSE stream writes `: keepalive` after this long without a write"),
+    DURATION("sse_max_connection", "off", "An SSE stream's response ends cleanly after this long (`off`: no limit)"),
     { name: "rate_limit", ...RATE_LIMIT_OPEN, default: "none", description: "One bucket per bearer token" },
     { name: "tls", ...TLS_OPEN },
   ]),
