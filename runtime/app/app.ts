@@ -15,13 +15,16 @@ import { applyReload, type ReloadOutcome } from "../reload/apply.js";
 import type { Store } from "../store/store.js";
 import { mountHandlers } from "./handlers.js";
 import { createLiveState } from "./live.js";
-import { appMetrics, boundAddresses, httpOptionsFor, listenMetrics, openAppStore } from "./parts.js";
+import { appMetrics, appTracing, boundAddresses, httpOptionsFor, listenMetrics, openAppStore } from "./parts.js";
+import { TRACING_OFF, type Tracing } from "../tracing/tracing.js";
 import type { AppContext, AppDeps, AppService, BoundAddress, SpoolApp } from "./types.js";
 
 export type { AppContext, AppDeps, AppService, BoundAddress, ReloadOutcome, SpoolApp } from "./types.js";
 
 /** The default of stop(): running deliveries and requests in flight get this long (docs/decisions.md D54: 10 s, exit within 15 s). */
 const DEFAULT_STOP_DEADLINE_MS = 10_000;
+/** After the listeners and services stopped, the spans that wait get this long to reach the collector (within the exit budget). */
+const TRACING_FLUSH_MS = 3_000;
 
 export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
   const clock = deps.clock ?? systemClock;
@@ -36,6 +39,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
   let services: AppService[] = [];
   let accessLog: AccessLogger | undefined;
   let store: Store | undefined;
+  let tracing: Tracing = TRACING_OFF;
   let stopping: Promise<void> | undefined;
 
   const reload = (next: SpoolConfig, fingerprint: string | null): ReloadOutcome =>
@@ -51,6 +55,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       return queueSnapshotOf(data, memoryFootprint.stats(), (leased) => activeLeasesByPullRoute(live.current().pull, leased));
     });
     store = await openAppStore(config, deps, clock, metrics, logger, memoryFootprint);
+    tracing = appTracing(config, deps, metrics, logger);
     queueStats = createQueueStatsSource(store, clock, {
       sampleIntervalMs: config.defaults.trendSignals.expectedCaptureIntervalMs,
       onError: (error) => logger.warn("queue_stats_failed", { error }),
@@ -61,6 +66,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       logger,
       clock,
       queueStats,
+      tracing,
       shutdownSignal: shutdown.signal,
       config: () => live.current().config,
       reload,
@@ -102,9 +108,11 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
         ),
       );
       await Promise.all(closing);
-      if (store) {
-        await store.close().catch((error: unknown) => logger.error("store_close_failed", { error }));
-      }
+      // The last spans (those of the requests and deliveries just finished) go out while the store closes.
+      await Promise.all([
+        tracing.shutdown(TRACING_FLUSH_MS),
+        store?.close().catch((error: unknown) => logger.error("store_close_failed", { error })),
+      ]);
       logger.info("spool_stopped", {});
       await accessLog?.close();
     })();

@@ -12,6 +12,7 @@ import type { ReloadOutcome } from "../reload/apply.js";
 import type { StoreDeps, StoreSpec } from "../store/open.js";
 import type { StoreLocation } from "../store/spec.js";
 import type { Store } from "../store/store.js";
+import type { Tracing } from "../tracing/tracing.js";
 
 export type { ReloadOutcome } from "../reload/apply.js";
 
@@ -22,6 +23,8 @@ export interface AppContext {
   readonly logger: RuntimeLogger;
   readonly clock: Clock;
   readonly queueStats: QueueStatsSource;
+  /** Spans for the listeners and the push client; TRACING_OFF when tracing is off or could not start. */
+  readonly tracing: Tracing;
   /** Aborted when stop() begins. */
   readonly shutdownSignal: AbortSignal;
   /** The config now serving. */

@@ -29,6 +29,7 @@ export function encodeDequeueReply(leased: readonly LeasedMessage[]): string {
       payload +
       '","headers":' +
       JSON.stringify(m.headers) +
+      (m.trace ? ',"trace":' + JSON.stringify(m.trace) : "") +
       ',"received_at":"' +
       receivedAt(m.receivedAtMs) +
       '","attempt":' +

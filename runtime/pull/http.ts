@@ -11,6 +11,7 @@ import { BEARER_CHALLENGE, extractBearerToken } from "../auth/token.js";
 import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.js";
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
 import type { LeasedMessage } from "../store/records.js";
+import { setRequestRoute } from "../tracing/tracing.js";
 import { encodeDequeueReply } from "./encode.js";
 import type { LeaseReply, PullDequeueRequest, PullOps } from "./ops.js";
 import type { PullRoute, PullState } from "./state.js";
@@ -64,6 +65,7 @@ export function createPullHandler(deps: PullHttpDeps) {
       throw apiError("forbidden", "this token is not allowed for this route", { closeConnection: true });
     }
     if (!OPS.has(op)) throw apiError("not_found", `unknown Pull API operation ${JSON.stringify(shortPath(op))}`, { closeConnection: true });
+    setRequestRoute(req, `${endpoint}/${op}`);
 
     // Read first (bodies are small), so a refused request leaves the keep-alive connection usable.
     const body = await readBody(req, { maxBytes: MAX_PULL_BODY_BYTES });

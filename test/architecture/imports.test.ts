@@ -43,7 +43,7 @@ for (const [layer, notAllowed] of Object.entries(forbidden)) {
 // shared folder. app/ wires the folders together and is imported by none of them (only by cli/).
 // Every folder is one of the three (docs/architecture.md "Layout").
 const runtimeFeatures = ["admin", "delivery", "ingress", "pull", "reload"];
-const runtimeShared = ["auth", "http", "observability", "ratelimit", "store", "time"];
+const runtimeShared = ["auth", "http", "observability", "ratelimit", "store", "time", "tracing"];
 const runtimeComposition = ["app"];
 // The error catalogue is the one loose file in runtime/ (every API answers from it); nothing else is.
 const runtimeRootFiles = ["errors.ts"];
