@@ -8,6 +8,7 @@ import type { Tracer } from "@opentelemetry/api";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { AlwaysOnSampler, BasicTracerProvider, ParentBasedSampler } from "@opentelemetry/sdk-trace-base";
 import type { TracingConfig } from "../../compiler/ir.js";
+import { tlsFileKind, tlsFileProblem } from "../../compiler/tls-files.js";
 import { BatchingProcessor } from "./batch.js";
 import { createExportBatch, type ExportFailure } from "./exporter.js";
 import { exportSettings } from "./settings.js";
@@ -85,11 +86,15 @@ export function startTracing(config: TracingConfig, hooks: TracingHooks): Tracin
 function collectorTls(tls: TracingConfig["tls"]): CollectorTls {
   const read = (name: string, path: string | null) => {
     if (path === null) return undefined;
+    let content: Buffer;
     try {
-      return readFileSync(path);
+      content = readFileSync(path);
     } catch (error) {
       throw new Error(`tracing tls ${name} ${path} cannot be read: ${(error as Error).message}`);
     }
+    const problem = tlsFileProblem(tlsFileKind(name), content);
+    if (problem) throw new Error(`tracing tls ${name} ${path} cannot be used: ${problem}`);
+    return content;
   };
   const out: CollectorTls = {
     ca: read("ca_file", tls.caFile),
