@@ -142,7 +142,7 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
         const a = singleArg(cx, p, "proxy_url <url>");
         const v = a && decodeHttpUrl(cx, a, "proxy_url", { allowCredentials: true });
         // The exporter speaks plain HTTP to the proxy (CONNECT) and TLS to the collector through the tunnel.
-        if (v && !v.startsWith("http://")) cx.error(spanOf(p), "conflict", "an http:// proxy URL (CONNECT)", "tracing: proxy_url must be an http:// proxy; the collector's TLS runs through its CONNECT tunnel");
+        if (v && a && !v.startsWith("http://")) cx.error(a.span, "conflict", "an http:// proxy URL (CONNECT)", "tracing: proxy_url must be an http:// proxy; the collector's TLS runs through its CONNECT tunnel");
         else if (v) out.proxyUrl = v;
       },
     },
