@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { compileSpoolfile, type TracingConfig } from "../../compiler/index.js";
+import { restartRequiredChanges } from "../../runtime/reload/policy.js";
 import { startTracing, type ExportFailure, type Tracing } from "../../runtime/tracing/tracing.js";
 import { freePort } from "../app/helpers/spool-process.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
@@ -344,6 +345,13 @@ init("a ca_file that is not PEM, and a cert_file without its key_file: reported"
     assert.is(tracing.enabled, false, block);
     assert.is(reports.inits.length, 1, block);
   }
+});
+
+init("a tracing change needs a restart: a reload naming it is refused, whole", () => {
+  const base = compileSpoolfile("pull_api { auth token raw:t }\n/a { pull { path /a } }\n", "a.spool", { env: {} }).config!;
+  const traced = compileSpoolfile('pull_api { auth token raw:t }\n/a { pull { path /a } }\nobservability { tracing { enabled on; collector "https://otel.example" } }\n', "b.spool", { env: {} }).config!;
+  assert.equal(restartRequiredChanges(base, traced), ["observability.tracing"]);
+  assert.equal(restartRequiredChanges(traced, traced), []);
 });
 
 init("tracing off builds nothing", () => {
