@@ -20,6 +20,7 @@ process.on("exit", () => tmp.cleanup());
 
 const INCOMING_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const INCOMING_SPAN = "00f067aa0ba902b7";
+const PUBLISH_TRACE = "5bf92f3577b34da6a3ce929d0e0e4736";
 
 async function startSpool(name: string, tracing: string, routes: string): Promise<{ spool: SpoolProcess; base: ReturnType<typeof urls> }> {
   const ports = await freePorts();
@@ -102,6 +103,14 @@ trace("the push target receives a traceparent of the incoming trace; the dequeue
   // Health details say tracing runs.
   const details = (await call(`${running.base.admin}/healthz?details=1`, { method: "GET", headers: bearer("admin-token") })).json;
   assert.equal(details.diagnostics.tracing, { enabled: true, init_failures_total: 0, export_errors_total: 0, spans_dropped_total: 0 });
+  // A message published through the Admin API continues that call's trace.
+  const published = await call(`${running.base.admin}/messages/publish`, {
+    headers: { ...bearer("admin-token"), "X-Spool-Audit-Reason": "trace test", traceparent: `00-${PUBLISH_TRACE}-${INCOMING_SPAN}-01` },
+    body: JSON.stringify({ items: [{ id: "published-1", route: "/hooks/push", payload_b64: "" }] }),
+  });
+  assert.is(published.status, 200, published.text);
+  const publishedPush = await eventually(() => receiver.requests.find((r) => r.headers["x-spool-message-id"] === "published-1"), 15_000, "the published push");
+  assert.match(String(publishedPush.headers.traceparent), new RegExp(`^00-${PUBLISH_TRACE}-`));
   // An Admin API call with a route template.
   assert.is((await call(`${running.base.admin}/applications/app1/endpoints/ep1`, { method: "GET", headers: bearer("admin-token") })).status, 404);
 });
@@ -138,6 +147,11 @@ trace("the collector gets the ingress SERVER span (child of the incoming one) an
   assert.is(attr(push, "spool.route"), "/hooks/push");
   assert.is(attr(push, "spool.attempt"), 1);
   assert.is(attr(push, "spool.outcome"), "acked");
+
+  const publish = spans.find((s) => s.name === "admin_api" && attr(s, "http.route") === "/messages/publish")!;
+  assert.is(publish.traceId, PUBLISH_TRACE);
+  const publishedPush = spans.find((s) => s.name === "POST" && attr(s, "spool.message_id") === "published-1")!;
+  assert.is(publishedPush.parentSpanId, publish.spanId, "a published message's push is a child of the publish call's span");
 
   const pulledIngress = spans.find((s) => s.name === "ingress" && attr(s, "spool.route") === "/hooks/pulled")!;
   assert.is(`00-${pulledIngress.traceId}-${pulledIngress.spanId}-01`, pulledTraceparent, "the dequeued item's traceparent is the ingress span's");
