@@ -171,6 +171,17 @@ exporter("retry on: a 503 is retried after initial_interval and the 200 ends it;
   assert.equal(reports.failures, []);
 });
 
+exporter("retry on: a 429's Retry-After is honoured over initial_interval", async () => {
+  let answered = 0;
+  plain.answer = (_, res) => (answered++ === 0 ? res.writeHead(429, { "retry-after": "0" }).end("{}") : res.writeHead(200).end("{}"));
+  // initial_interval 1m: without the Retry-After the retry would come after shutdown's deadline.
+  const { tracing, reports } = start(tracingConfig(`enabled on\ncollector "${plain.url()}"\ninsecure on\nretry { enabled on; initial_interval 1m; max_interval 1m; max_elapsed_time 5m }`));
+  pushSpans(tracing, 1);
+  await tracing.shutdown(5_000);
+  assert.is(plain.requests.length, 2);
+  assert.equal(reports.failures, []);
+});
+
 exporter("retry on: a 400 is not retried; each finally failed export is reported once", async () => {
   plain.answer = (_, res) => res.writeHead(400).end("{}");
   const { tracing, reports } = start(tracingConfig(`enabled on\ncollector "${plain.url()}"\ninsecure on\nretry { enabled on; initial_interval 10ms }`));
@@ -211,6 +222,15 @@ exporter("a dead collector: every export fails and is counted, spans never wait 
   );
   assert.match(reports.failures[0].reason, /ECONNREFUSED/);
   assert.is(reports.dropped, 0);
+});
+
+exporter("timeout bounds one export: a collector that holds the request is given up on and reported", async () => {
+  plain.answer = () => {}; // held
+  const { tracing, reports } = start(tracingConfig(`enabled on\ncollector "${plain.url()}"\ninsecure on\ntimeout 100ms`));
+  pushSpans(tracing, 1);
+  await tracing.shutdown(10_000);
+  assert.is(plain.requests.length, 1);
+  assert.equal(reports.failures, [{ reason: "timeout after 100 ms", spans: 1, attempts: 1 }]);
 });
 
 exporter("a collector that never answers: at most 2048 spans wait, the rest are dropped and counted", async () => {
