@@ -100,13 +100,14 @@ export const DEFAULTS = {
   tracing: {
     enabled: false,
     collector: null,
-    urlPath: "/v1/traces",
+    // Not written: the collector URL's path, or /v1/traces when it has none (docs/spoolfile.md).
+    urlPath: null,
     timeoutMs: 10 * SECOND,
     compression: "none",
     insecure: false,
     proxyUrl: null,
     tls: { caFile: null, certFile: null, keyFile: null, serverName: null, insecureSkipVerify: false },
-    retry: { enabled: false, initialIntervalMs: null, maxIntervalMs: null, maxElapsedTimeMs: null },
+    retry: { enabled: false, initialIntervalMs: 5 * SECOND, maxIntervalMs: 30 * SECOND, maxElapsedTimeMs: MINUTE },
     headers: [],
   } satisfies TracingConfig,
   // docs/spoolfile.md "Ingress auth"; docs/decisions.md D14

@@ -101,7 +101,8 @@ export interface MetricsConfig {
 export interface TracingConfig {
   readonly enabled: boolean;
   readonly collector: string | null;
-  readonly urlPath: string;
+  /** `url_path` as written; null: the collector URL's own path, else /v1/traces (runtime/tracing/settings.ts). */
+  readonly urlPath: string | null;
   readonly timeoutMs: number;
   readonly compression: "none" | "gzip";
   readonly insecure: boolean;
@@ -115,9 +116,9 @@ export interface TracingConfig {
   };
   readonly retry: {
     readonly enabled: boolean;
-    readonly initialIntervalMs: number | null;
-    readonly maxIntervalMs: number | null;
-    readonly maxElapsedTimeMs: number | null;
+    readonly initialIntervalMs: number;
+    readonly maxIntervalMs: number;
+    readonly maxElapsedTimeMs: number;
   };
   readonly headers: readonly (readonly [name: string, value: string])[];
 }

@@ -138,7 +138,15 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
     timeout: scalar.duration(cx, "timeout", (v) => (out.timeoutMs = v!), { positive: true }),
     compression: { handle: (c) => { const a = singleArg(cx, c, "compression none|gzip"); const v = a && decodeOneOf(cx, a, "compression", ["none", "gzip"] as const); if (v) out.compression = v; } },
     insecure: scalar.bool(cx, "insecure", (v) => (out.insecure = v)),
-    proxy_url: { handle: (p) => { const a = singleArg(cx, p, "proxy_url <url>"); const v = a && decodeHttpUrl(cx, a, "proxy_url", { allowCredentials: true }); if (v) out.proxyUrl = v; } },
+    proxy_url: {
+      handle: (p) => {
+        const a = singleArg(cx, p, "proxy_url <url>");
+        const v = a && decodeHttpUrl(cx, a, "proxy_url", { allowCredentials: true });
+        // The exporter speaks plain HTTP to the proxy (CONNECT) and TLS to the collector through the tunnel.
+        if (v && a && !v.startsWith("http://")) cx.error(a.span, "conflict", "an http:// proxy URL (CONNECT)", "tracing: proxy_url must be an http:// proxy; the collector's TLS runs through its CONNECT tunnel");
+        else if (v) out.proxyUrl = v;
+      },
+    },
     tls: {
       handle: (t) =>
         readBareBlock(cx, t, "tracing tls", {
@@ -153,9 +161,9 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
       handle: (r) =>
         readBareBlock(cx, r, "tracing retry", {
           enabled: scalar.bool(cx, "enabled", (v) => (retry.enabled = v)),
-          initial_interval: scalar.duration(cx, "initial_interval", (v) => (retry.initialIntervalMs = v), { positive: true }),
-          max_interval: scalar.duration(cx, "max_interval", (v) => (retry.maxIntervalMs = v), { positive: true }),
-          max_elapsed_time: scalar.duration(cx, "max_elapsed_time", (v) => (retry.maxElapsedTimeMs = v), { positive: true }),
+          initial_interval: scalar.duration(cx, "initial_interval", (v) => (retry.initialIntervalMs = v!), { positive: true }),
+          max_interval: scalar.duration(cx, "max_interval", (v) => (retry.maxIntervalMs = v!), { positive: true }),
+          max_elapsed_time: scalar.duration(cx, "max_elapsed_time", (v) => (retry.maxElapsedTimeMs = v!), { positive: true }),
         }),
     },
     header: {
@@ -169,7 +177,9 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
     },
   });
   out.headers = headers;
-  // No exporter reads these files yet, so `spool run` does not refuse them: a plain warning, positioned.
+  // The exporter reads these files when `spool run` starts it; one it cannot read or parse is a
+  // tracing init failure (counted and logged, tracing stays off, the server runs: docs/operations.md
+  // "Tracing"), so `spool run` does not refuse them: a plain warning, positioned.
   for (const [name, path] of [["ca_file", tls.caFile], ["cert_file", tls.certFile], ["key_file", tls.keyFile]] as const) {
     if (!path) continue;
     const read = cx.readFile(path);
@@ -179,8 +189,6 @@ function compileTracing(cx: CompileContext, d: Directive): TracingConfig {
   if (out.enabled && !out.collector && cx.failedWithin(d, "collector")) {
     // The collector has its own error.
   } else if (out.enabled && !out.collector) cx.error(spanOf(d), "missing_directive", "a collector URL for enabled tracing", "tracing: enabled tracing needs a collector URL");
-  // Validated now so configs are ready for it, but no exporter runs yet (spool_tracing_enabled stays 0).
-  else if (out.enabled) cx.warning(spanOf(d), "not_allowed_here", "tracing off (span export is not built yet)", "tracing is not built yet: the block is validated, but no spans are exported");
   if (out.collector?.startsWith("http://") && !out.insecure) {
     cx.error(spanOf(d), "conflict", "an https collector URL, or insecure on", "tracing: the collector URL is plain http; set insecure on to allow it");
   }

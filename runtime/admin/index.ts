@@ -12,7 +12,8 @@ import { checkAuditHeaders, readAuditHeaders, type AuditContext } from "./audit-
 import { DEFAULT_ADMIN_MAX_BODY_BYTES, type AdminDeps } from "./deps.js";
 import { countPublishRefusal } from "./publish.js";
 import type { AdminRequest } from "./request.js";
-import { matchRoute, type Method } from "./routes.js";
+import { matchRoute, type Method, type RouteEntry } from "./routes.js";
+import { setRequestRoute } from "../tracing/tracing.js";
 
 export type { AdminDeps, ApplyConfigOutcome } from "./deps.js";
 export type { AuditRecord } from "./audit-record.js";
@@ -46,6 +47,7 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
     }
     const match = matchRoute(url.pathname);
     if (!match) return false;
+    setRequestRoute(req, routeTemplate(match.entry));
     const method = (req.method ?? "GET").toUpperCase();
     // HEAD is GET without the body (RFC 9110 §9.3.2; node:http leaves the body out of the reply).
     const handler = match.entry.methods[(method === "HEAD" ? "GET" : method) as Method];
@@ -142,4 +144,9 @@ export function inputHash(method: string, pathWithQuery: string, body: Buffer): 
   hash.update(`${method} ${pathWithQuery}\n`);
   hash.update(body);
   return `sha256:${hash.digest("hex")}`;
+}
+
+/** A route's pattern as `http.route` shows it: `/messages/{id}` for the segment `:id`. */
+function routeTemplate(entry: RouteEntry): string {
+  return "/" + entry.pattern.map((segment) => (segment.startsWith(":") ? `{${segment.slice(1)}}` : segment)).join("/");
 }

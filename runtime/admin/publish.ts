@@ -10,6 +10,7 @@ import { answerStoreError, ApiError, apiError } from "../errors.js";
 import { parseStrictJson } from "../http/json.js";
 import type { NewMessage } from "../store/records.js";
 import { MAX_ENQUEUE_BATCH } from "../store/store.js";
+import { requestTraceContext } from "../tracing/tracing.js";
 import type { AuditScope } from "./audit-record.js";
 import type { AdminDeps } from "./deps.js";
 import { refuseQuery } from "./params.js";
@@ -66,7 +67,7 @@ export function globalPublish(): MutationHandler {
         checkRouteModePolicy(route, policy, index);
         return buildMessage(item, route, resolveTarget(route, item.target, index), index, nowMs);
       });
-      return publishBatch(request.deps, messages, "direct", undefined);
+      return publishBatch(request.deps, withRequestTrace(request, messages), "direct", undefined);
     },
   };
 }
@@ -91,7 +92,7 @@ export function scopedPublish(): MutationHandler {
         return buildMessage(item, route, resolveTarget(route, item.target, index, "managed_target_mismatch"), index, nowMs);
       });
       const scope = { application: endpoint.application, endpoint_name: endpoint.endpointName, route: route.path };
-      return publishBatch(request.deps, messages, "managed", scope);
+      return publishBatch(request.deps, withRequestTrace(request, messages), "managed", scope);
     },
   };
 }
@@ -135,6 +136,15 @@ function checkRouteModePolicy(route: Route, policy: PublishPolicy, itemIndex: nu
   if (route.mode.kind === "deliver" && !policy.allowDeliverRoutes) {
     throw apiError("deliver_route_publish_disabled", `publish_policy.allow_deliver_routes is off and ${route.path} is a deliver route`, at);
   }
+}
+
+/**
+ * With tracing on, published messages carry the publishing request's span context, as ingress stores
+ * its own: their push attempts continue the Admin API call's trace (docs/operations.md "Tracing").
+ */
+function withRequestTrace(request: AdminRequest, messages: NewMessage[]): NewMessage[] {
+  const trace = requestTraceContext(request.req);
+  return trace ? messages.map((message) => ({ ...message, trace })) : messages;
 }
 
 async function publishBatch(deps: AdminDeps, messages: NewMessage[], mode: "direct" | "managed", scope: AuditScope | undefined): Promise<MutationResult> {

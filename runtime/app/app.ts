@@ -17,13 +17,16 @@ import { startRuntimeSecrets } from "./secrets.js";
 import type { RuntimeSecrets } from "../secrets/pools.js";
 import { mountHandlers } from "./handlers.js";
 import { createLiveState } from "./live.js";
-import { appMetrics, boundAddresses, httpOptionsFor, listenMetrics, openAppStore } from "./parts.js";
+import { appMetrics, appTracing, boundAddresses, httpOptionsFor, listenMetrics, openAppStore } from "./parts.js";
+import { TRACING_OFF, type Tracing } from "../tracing/tracing.js";
 import type { AppContext, AppDeps, AppService, BoundAddress, SpoolApp } from "./types.js";
 
 export type { AppContext, AppDeps, AppService, BoundAddress, ReloadOutcome, SpoolApp } from "./types.js";
 
 /** The default of stop(): running deliveries and requests in flight get this long (docs/decisions.md D54: 10 s, exit within 15 s). */
 const DEFAULT_STOP_DEADLINE_MS = 10_000;
+/** After the listeners and services stopped, the spans that wait get this long to reach the collector (within the exit budget). */
+const TRACING_FLUSH_MS = 3_000;
 
 export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
   const clock = deps.clock ?? systemClock;
@@ -39,6 +42,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
   let accessLog: AccessLogger | undefined;
   let store: Store | undefined;
   let secrets: RuntimeSecrets | undefined;
+  let tracing: Tracing = TRACING_OFF;
   let stopping: Promise<void> | undefined;
 
   const reload = (next: SpoolConfig, fingerprint: string | null): ReloadOutcome => {
@@ -65,6 +69,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       store = undefined;
       throw error;
     }
+    tracing = appTracing(config, deps, metrics, logger);
     queueStats = createQueueStatsSource(store, clock, {
       sampleIntervalMs: config.defaults.trendSignals.expectedCaptureIntervalMs,
       onError: (error) => logger.warn("queue_stats_failed", { error }),
@@ -76,6 +81,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       clock,
       queueStats,
       secrets,
+      tracing,
       shutdownSignal: shutdown.signal,
       config: () => live.current().config,
       reload,
@@ -118,9 +124,11 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       );
       await Promise.all(closing);
       secrets?.stop();
-      if (store) {
-        await store.close().catch((error: unknown) => logger.error("store_close_failed", { error }));
-      }
+      // The last spans (those of the requests and deliveries just finished) go out while the store closes.
+      await Promise.all([
+        tracing.shutdown(TRACING_FLUSH_MS),
+        store?.close().catch((error: unknown) => logger.error("store_close_failed", { error })),
+      ]);
       logger.info("spool_stopped", {});
       await accessLog?.close();
     })();

@@ -17,7 +17,13 @@ export function spoolExtensions(options: ExtensionOptions): Pick<AppDeps, "admin
 }
 
 function deliveryService(context: AppContext): AppService {
-  const service = createDeliveryService({ store: context.store, clock: context.clock, getMetrics: () => context.metrics.delivery, log: context.logger });
+  const service = createDeliveryService({
+    store: context.store,
+    clock: context.clock,
+    getMetrics: () => context.metrics.delivery,
+    log: context.logger,
+    tracing: context.tracing,
+  });
   return {
     name: "delivery",
     start: () => service.start(context.config()),

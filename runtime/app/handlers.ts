@@ -1,5 +1,6 @@
 // The three mounts' request handlers, each built by its feature from the app's parts: ingress, the
-// Pull API, and the admin listener (its front door, health, and the Admin API's routes).
+// Pull API, and the admin listener (its front door, health, and the Admin API's routes), each with a
+// SERVER span per request when tracing runs.
 import { createAdminFront } from "../admin/front.js";
 import type { MountHandler, MountName } from "../http/listeners.js";
 import { currentBackpressure } from "../ingress/backpressure.js";
@@ -53,5 +54,12 @@ export function mountHandlers(context: AppContext, live: LiveState, memoryFootpr
     },
     routes: deps.admin?.(context),
   });
-  return { ingress, pull, admin };
+  const { tracing } = context;
+  const config = live.current().config;
+  // Prefixes need a restart (runtime/reload/policy.ts), as tracing does: the ones at start hold.
+  return {
+    ingress: tracing.traceMount("ingress", "", ingress),
+    pull: tracing.traceMount("pull", config.pullApi.prefix, pull),
+    admin: tracing.traceMount("admin", config.adminApi.prefix, admin),
+  };
 }

@@ -13,6 +13,7 @@ import { storeMetricsObserver, type MemoryFootprint } from "../observability/sto
 import { openStore } from "../store/open.js";
 import { storeSpecFor } from "../store/spec.js";
 import type { Store } from "../store/store.js";
+import { startTracing, type Tracing } from "../tracing/tracing.js";
 import type { AppDeps, BoundAddress } from "./types.js";
 
 export function appMetrics(config: SpoolConfig, deps: AppDeps, clock: Clock, logger: RuntimeLogger, queueSnapshot: () => Promise<QueueSnapshot>): SpoolMetrics {
@@ -67,4 +68,22 @@ export function boundAddresses(listeners: readonly RunningListener[], metricsLis
   }));
   if (metricsListener) addresses.push({ name: "metrics", host: metricsListener.address.host, port: metricsListener.address.port });
   return addresses;
+}
+
+/** Tracing from `observability { tracing }`, its failures counted and logged; spool_tracing_enabled says whether it runs. */
+export function appTracing(config: SpoolConfig, deps: AppDeps, metrics: SpoolMetrics, logger: RuntimeLogger): Tracing {
+  const tracing = startTracing(config.observability.tracing, {
+    version: deps.version,
+    onInitFailure: (error) => {
+      metrics.tracing.initFailures.inc();
+      logger.error("tracing_init_failed", { error, detail: "tracing stays off until a restart with a config it can use" });
+    },
+    onExportFailure: (failure) => {
+      metrics.tracing.exportErrors.inc();
+      logger.warn("tracing_export_failed", { reason: failure.reason, spans: failure.spans, attempts: failure.attempts });
+    },
+    onDropped: (spans) => metrics.tracing.spansDropped.inc(spans),
+  });
+  metrics.tracing.enabled.set(tracing.enabled ? 1 : 0);
+  return tracing;
 }

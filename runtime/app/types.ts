@@ -13,6 +13,7 @@ import type { RuntimeSecrets } from "../secrets/pools.js";
 import type { StoreDeps, StoreSpec } from "../store/open.js";
 import type { StoreLocation } from "../store/spec.js";
 import type { Store } from "../store/store.js";
+import type { Tracing } from "../tracing/tracing.js";
 
 export type { ReloadOutcome } from "../reload/apply.js";
 
@@ -25,6 +26,8 @@ export interface AppContext {
   readonly queueStats: QueueStatsSource;
   /** The runtime secret pools (docs/secrets.md): ingress verifies with them, the Admin API changes them. */
   readonly secrets: RuntimeSecrets;
+  /** Spans for the listeners and the push client; TRACING_OFF when tracing is off or could not start. */
+  readonly tracing: Tracing;
   /** Aborted when stop() begins. */
   readonly shutdownSignal: AbortSignal;
   /** The config now serving. */

@@ -5,10 +5,11 @@ import type { AttemptResult } from "./classify.js";
 import type { CompiledEgressPolicy } from "./egress.js";
 import { deliverExec, type ExecResult } from "./exec.js";
 import { deliverHttp } from "./push.js";
-import type { AttemptRecord, Leased } from "./queue.js";
+import type { AttemptOutcome, AttemptRecord, Leased } from "./queue.js";
 import type { ActiveSettings } from "./active.js";
 import type { AttemptEvent, DispatcherDeps } from "./settings.js";
 import { decideSettlement } from "./settle.js";
+import type { PushSpan } from "../tracing/tracing.js";
 
 /** What every delivery of one dispatcher shares. */
 export interface DeliveryContext {
@@ -27,6 +28,8 @@ export interface EgressInUse {
 interface Attempted {
   readonly result: AttemptResult;
   readonly output?: AttemptEvent["output"];
+  /** A push attempt's span, ended once the retry policy has decided (its end time is the exchange's). */
+  readonly span?: { readonly span: PushSpan; readonly endedAtMs: number };
 }
 
 export async function deliverAndSettle(cx: DeliveryContext, active: ActiveSettings, egress: EgressInUse, item: Leased): Promise<void> {
@@ -41,18 +44,25 @@ export async function deliverAndSettle(cx: DeliveryContext, active: ActiveSettin
     cx.deps.observer?.onError?.(error, { route: active.route, target: active.settings.target, operation: "deliver" });
     attempted = { result: { outcome: "retry", error: error instanceof Error ? error.message : String(error) } };
   }
-  await settle(cx, active, item, attempted, startedMs);
+  const outcome = await settle(cx, active, item, attempted, startedMs);
+  attempted.span?.span.end({ ...attemptFailure(attempted.result), outcome, endedAtMs: attempted.span.endedAtMs });
+}
+
+function attemptFailure(result: AttemptResult): { statusCode?: number; error?: string } {
+  return { ...(result.statusCode !== undefined ? { statusCode: result.statusCode } : {}), ...("error" in result && result.error !== undefined ? { error: result.error } : {}) };
 }
 
 /** The attempt itself: its outcome, and for a program its bounded output. */
 async function attempt(cx: DeliveryContext, active: ActiveSettings, egress: EgressInUse, item: Leased, startedMs: number): Promise<Attempted> {
   const { route, settings } = active;
   if (settings.kind === "http") {
+    const span = cx.deps.tracing?.startPush({ url: settings.url, route, messageId: item.id, attempt: item.attempt, stored: item.trace ?? null });
     const result = await deliverHttp({
       url: settings.url,
       body: item.body,
       headers: item.headers,
       extraHeaders: settings.headers,
+      traceHeaders: span?.headers,
       messageId: item.id,
       attempt: item.attempt,
       timeoutMs: settings.timeoutMs,
@@ -61,8 +71,12 @@ async function attempt(cx: DeliveryContext, active: ActiveSettings, egress: Egre
       egress: egress.compiled,
       nowMs: startedMs,
       signal: cx.hardStop,
+    }).catch((error: unknown) => {
+      // Shutdown past the drain budget: the span ends unsettled.
+      span?.end({ error: "aborted at shutdown", outcome: "abandoned", endedAtMs: Date.now() });
+      throw error;
     });
-    return { result };
+    return span ? { result, span: { span, endedAtMs: Date.now() } } : { result };
   }
   const execResult: ExecResult = await deliverExec({
     program: settings.program,
@@ -90,7 +104,7 @@ async function attempt(cx: DeliveryContext, active: ActiveSettings, egress: Egre
  * leaves the lease to expire. Deliveries finishing together still share commits: the store queue
  * groups their records, then their settlements.
  */
-async function settle(cx: DeliveryContext, active: ActiveSettings, item: Leased, attempted: Attempted, startedMs: number): Promise<void> {
+async function settle(cx: DeliveryContext, active: ActiveSettings, item: Leased, attempted: Attempted, startedMs: number): Promise<AttemptOutcome> {
   const { route, settings } = active;
   const { deps } = cx;
   const record = decideSettlement(attempted.result, settings.retry, item, route, settings.target, cx.random);
@@ -112,7 +126,7 @@ async function settle(cx: DeliveryContext, active: ActiveSettings, item: Leased,
   } catch (error) {
     deps.observer?.onError?.(error, { route, target: settings.target, operation: "record_attempt" });
     reportAttempt();
-    return;
+    return record.outcome;
   }
   try {
     if (how === undefined) await deps.queue.ack([item.leaseId]);
@@ -121,6 +135,7 @@ async function settle(cx: DeliveryContext, active: ActiveSettings, item: Leased,
     deps.observer?.onError?.(error, { route, target: settings.target, operation: how === undefined ? "ack" : "nack" });
   }
   reportAttempt();
+  return record.outcome;
 }
 
 function headerLookup(headers: Readonly<Record<string, string>>, lowerName: string): string | undefined {

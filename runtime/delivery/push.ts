@@ -17,6 +17,8 @@ export interface PushInput {
   readonly headers: Readonly<Record<string, string>>;
   /** The target's `header` directives; they replace stored headers of the same name. */
   readonly extraHeaders?: Readonly<Record<string, string>>;
+  /** The attempt's span's `traceparent` (and `tracestate`), replacing stored ones; sent on redirects too. */
+  readonly traceHeaders?: Readonly<Record<string, string>>;
   readonly messageId: string;
   readonly attempt: number;
   readonly timeoutMs: number;
@@ -152,10 +154,10 @@ async function attemptWithRedirects(input: PushInput, policy: CompiledEgressPoli
 
 /**
  * Stored headers minus hop-by-hop ones and those in Spool's namespace, then the target's headers,
- * then the Spool headers, then the signature. A sender's own `X-Spool-*` (a forged
+ * then the attempt's trace context (tracing on), then the Spool headers, then the signature. A sender's own `X-Spool-*` (a forged
  * X-Spool-Signature, say) never reaches the target: that namespace is what Spool itself sends.
  */
-export function buildHeaders(input: Pick<PushInput, "headers" | "extraHeaders" | "messageId" | "attempt" | "signer" | "body">, url: string, nowMs: number): Record<string, string> {
+export function buildHeaders(input: Pick<PushInput, "headers" | "extraHeaders" | "traceHeaders" | "messageId" | "attempt" | "signer" | "body">, url: string, nowMs: number): Record<string, string> {
   const byLowerName = new Map<string, [string, string]>();
   const put = (name: string, value: string) => byLowerName.set(name.toLowerCase(), [name, value]);
   for (const [name, value] of Object.entries(input.headers)) {
@@ -163,6 +165,7 @@ export function buildHeaders(input: Pick<PushInput, "headers" | "extraHeaders" |
     if (!hopByHopHeaders.has(lower) && !lower.startsWith("x-spool-")) put(name, value);
   }
   for (const [name, value] of Object.entries(input.extraHeaders ?? {})) put(name, value);
+  if (input.traceHeaders) for (const [name, value] of Object.entries(input.traceHeaders)) put(name, value);
   put("X-Spool-Message-Id", input.messageId);
   put("X-Spool-Attempt", String(input.attempt));
   if (input.signer) {

@@ -11,6 +11,8 @@ export interface Leased {
   readonly attempt: number;
   readonly body: Buffer;
   readonly headers: Readonly<Record<string, string>>;
+  /** The trace context stored at ingress (its traceparent continues the webhook's trace). */
+  readonly trace?: Readonly<Record<string, string>> | null;
 }
 
 /** The store's dequeue request (runtime/store/records.ts) as the dispatcher makes it: one target, no long poll (it waits with waitReady). */

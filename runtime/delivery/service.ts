@@ -21,6 +21,8 @@ export interface DeliveryServiceDeps {
   readonly log?: RuntimeLogger;
   /** waitReady's fallback tick (default 1 s): how late a delayed retry may start at most. */
   readonly fallbackTickMs?: number;
+  /** A CLIENT span per push attempt (runtime/tracing); absent: nothing traced. */
+  readonly tracing?: DispatcherDeps["tracing"];
   /** Passed through to the dispatcher (tests: fixed random, fake DNS). */
   readonly dispatcher?: Pick<DispatcherDeps, "random" | "resolveHost" | "createAgent" | "storeRetryMs">;
 }
@@ -93,6 +95,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): DeliveryServic
         ...deps.dispatcher,
         queue,
         clock: deps.clock,
+        ...(deps.tracing ? { tracing: deps.tracing } : {}),
         observer: {
           onAttempt(event) {
             count(event);

@@ -6,6 +6,7 @@ import type { Clock } from "../time/clock.js";
 import type { EgressPolicy, ResolveHost } from "./egress.js";
 import type { AttemptRecord, DeliveryQueue } from "./queue.js";
 import type { SigningConfig } from "./sign.js";
+import type { Tracing } from "../tracing/tracing.js";
 
 /** An IR HttpTarget (compiler/ir.ts) as the dispatcher runs it: headers as a record, `sign` as a SigningConfig. */
 export interface HttpTargetSettings extends Pick<HttpTarget, "kind" | "target" | "url" | "timeoutMs" | "retry"> {
@@ -68,6 +69,8 @@ export interface DispatcherDeps {
   readonly createAgent?: (policy: EgressPolicy) => UndiciDispatcher;
   /** Wait after a failed dequeue before trying again. Default 1 s. */
   readonly storeRetryMs?: number;
+  /** A CLIENT span per push attempt (runtime/tracing); absent or answering undefined: nothing traced, no header added. */
+  readonly tracing?: Pick<Tracing, "startPush">;
 }
 
 export interface StopReport {

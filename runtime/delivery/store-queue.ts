@@ -52,6 +52,7 @@ export function storeDeliveryQueue(store: Store, clock: Clock, options: StoreQue
           // A view, not a copy: bodies can be megabytes and are only read.
           body: Buffer.from(message.payload.buffer, message.payload.byteOffset, message.payload.byteLength),
           headers: message.headers,
+          trace: message.trace,
         }),
       );
     },

@@ -14,6 +14,7 @@ import { recordIngressRejection, type SpoolMetrics } from "../observability/metr
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
 import type { NewMessage } from "../store/records.js";
 import type { Store } from "../store/store.js";
+import { requestTraceContext, setRequestRoute } from "../tracing/tracing.js";
 import { admit } from "./admission.js";
 import type { BackpressureReason } from "./backpressure.js";
 import { captureHeaders } from "./capture.js";
@@ -66,6 +67,7 @@ async function accept(deps: IngressDeps, reportAuthUnavailable: ReportAuthUnavai
   const state = deps.state();
   const method = (req.method ?? "").toUpperCase();
   const route = lookupRoute(state, req, path, method);
+  setRequestRoute(req, route.path, route.path);
   if (headersSize(req) > route.maxHeadersBytes) {
     throw refuse(
       "headers_too_large",
@@ -158,7 +160,9 @@ function admitCopies(
 ): () => NewMessage[] {
   admit(deps, settings, hasGlobalRateLimit);
   const headers = captureHeaders(req, verdict.copiedHeaders, settings.reservedHeaders);
-  const trace = { remote_addr: req.socket.remoteAddress ?? "", path };
+  // With tracing on, the ingress span's traceparent (and tracestate) is stored too: the push attempt
+  // continues that trace, and a pull worker can (docs/operations.md "Tracing").
+  const trace = { remote_addr: req.socket.remoteAddress ?? "", path, ...requestTraceContext(req) };
   const copies = (): NewMessage[] => settings.targets.map((target) => ({ id: newMessageId(), route: route.path, target, payload: body, headers, trace }));
   // The server answered 503 shutting_down while this body was arriving: storing it now would keep
   // a message whose sender was told it was not taken (docs/decisions.md D44).

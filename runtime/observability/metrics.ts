@@ -274,6 +274,7 @@ function tracingFamilies({ registers, counter }: Families) {
     enabled: new Gauge({ name: "spool_tracing_enabled", help: "1 when tracing is enabled.", registers }),
     initFailures: counter("spool_tracing_init_failures_total", "Tracing provider start failures."),
     exportErrors: counter("spool_tracing_export_errors_total", "Span export failures."),
+    spansDropped: counter("spool_tracing_spans_dropped_total", "Spans dropped because the export queue was full."),
   };
   return tracing;
 }

@@ -38,6 +38,7 @@ export function encodeItems(leased: readonly LeasedMessage[], each: (json: strin
       payload +
       '","headers":' +
       JSON.stringify(m.headers) +
+      (m.trace ? ',"trace":' + JSON.stringify(m.trace) : "") +
       ',"received_at":"' +
       receivedAt(m.receivedAtMs) +
       '","attempt":' +

@@ -13,6 +13,7 @@ import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
 import type { LeasedMessage } from "../store/records.js";
 import type { Clock } from "../time/clock.js";
+import { setRequestRoute } from "../tracing/tracing.js";
 import { encodeDequeueReply } from "./encode.js";
 import type { LeaseReply, PullDequeueRequest, PullOps } from "./ops.js";
 import type { PullRoute, PullState } from "./state.js";
@@ -69,11 +70,13 @@ export function createPullHandler(deps: PullHttpDeps) {
       throw apiError("forbidden", "this token is not allowed for this route", { closeConnection: true });
     }
     if (op === STREAM_OP) {
+      setRequestRoute(req, `${endpoint}/${op}`);
       const request = parseStreamQuery(req.url);
       takeRateToken(token);
       return serveStream(deps, req, res, pullRoute.route.path, request, state.stream);
     }
     if (!OPS.has(op)) throw apiError("not_found", `unknown Pull API operation ${JSON.stringify(shortPath(op))}`, { closeConnection: true });
+    setRequestRoute(req, `${endpoint}/${op}`);
 
     // Read first (bodies are small), so a refused request leaves the keep-alive connection usable.
     const body = await readBody(req, { maxBytes: MAX_PULL_BODY_BYTES });

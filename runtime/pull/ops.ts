@@ -39,6 +39,8 @@ export interface DequeuedItem {
   target: string;
   payload_b64: string;
   headers: Readonly<Record<string, string>>;
+  /** The trace context stored at ingress (`remote_addr`, `path`, and `traceparent`/`tracestate` when tracing ran); absent when none was stored. */
+  trace?: Readonly<Record<string, string>>;
   received_at: string;
   attempt: number;
   lease_until: string;
@@ -213,6 +215,7 @@ export function toItem(message: LeasedMessage): DequeuedItem {
     payload_b64: Buffer.from(message.payload.buffer, message.payload.byteOffset, message.payload.byteLength).toString("base64"),
     // Serialised at once and never mutated: no copy needed.
     headers: message.headers,
+    ...(message.trace ? { trace: message.trace } : {}),
     received_at: new Date(message.receivedAtMs).toISOString(),
     attempt: message.attempt,
     lease_until: new Date(message.leaseUntilMs).toISOString(),

@@ -19,12 +19,13 @@ diagnostics("dead_by_reason reports every normalised label, zeros included", asy
   assert.equal(await deadByReason(h.metrics), { max_retries: 2, no_retry: 1, policy_denied: 0, unspecified: 1, other: 1 });
 });
 
-diagnostics("tracing diagnostics report the tracing gauge and its two failure counters", async ({ h }) => {
-  assert.equal(await tracingDiagnostics(h.metrics), { enabled: false, init_failures_total: 0, export_errors_total: 0 });
+diagnostics("tracing diagnostics report the tracing gauge, its two failure counters and the dropped spans", async ({ h }) => {
+  assert.equal(await tracingDiagnostics(h.metrics), { enabled: false, init_failures_total: 0, export_errors_total: 0, spans_dropped_total: 0 });
   h.metrics.tracing.enabled.set(1);
   h.metrics.tracing.initFailures.inc();
   h.metrics.tracing.exportErrors.inc(3);
-  assert.equal(await tracingDiagnostics(h.metrics), { enabled: true, init_failures_total: 1, export_errors_total: 3 });
+  h.metrics.tracing.spansDropped.inc(7);
+  assert.equal(await tracingDiagnostics(h.metrics), { enabled: true, init_failures_total: 1, export_errors_total: 3, spans_dropped_total: 7 });
 });
 
 diagnostics("trend signals read the store's samples of the signal window for the selected routes", async ({ h }) => {

@@ -343,7 +343,7 @@ test("bare /healthz needs no token; details and other admin paths do", async () 
     const queue = details.json.diagnostics.queue;
     assert.is(queue.total, queue.by_state.queued + queue.by_state.leased + queue.by_state.dead);
     assert.is(details.json.diagnostics.ingress.accepted_total, 1);
-    assert.equal(details.json.diagnostics.tracing, { enabled: false, init_failures_total: 0, export_errors_total: 0 });
+    assert.equal(details.json.diagnostics.tracing, { enabled: false, init_failures_total: 0, export_errors_total: 0, spans_dropped_total: 0 });
     assert.is(details.json.diagnostics.store, undefined, "store diagnostics only for the memory backend");
   } finally {
     await s.app.stop();

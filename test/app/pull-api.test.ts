@@ -154,6 +154,7 @@ test("a dequeue reply with several items is exactly the documented JSON, with an
           target: "pull",
           payload_b64: Buffer.from(body).toString("base64"),
           headers: items[i].headers,
+          trace: { remote_addr: "127.0.0.1", path: "/hooks/a" },
           received_at: items[i].received_at,
           attempt: 1,
           lease_until: items[i].lease_until,

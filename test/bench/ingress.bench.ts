@@ -17,9 +17,13 @@
 // Run: node dist/test/bench/ingress.bench.js   (SPOOL_BENCH_SECONDS: seconds per ingress load (8);
 // SPOOL_BENCH_ROUNDS: ingress rounds, alternating who goes first (3); SPOOL_BENCH_PART=ingress skips
 // the drain parts; SPOOL_BENCH_PART=drain skips the timed ingress loads and fills each queue with
-// exactly DRAIN_CAP messages instead, each through its own ingress)
+// exactly DRAIN_CAP messages instead, each through its own ingress; SPOOL_BENCH_PART=tracing runs
+// only the tracing comparison)
+//   tracing: the same ingress load against `spool run` with tracing off and with tracing on
+//            (every request's span exported to a local OTLP sink), round by round (issue 31).
+//            Target: tracing on ≥ 0.85× tracing off.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,6 +43,8 @@ const PART = process.env.SPOOL_BENCH_PART ?? "all";
 /** Three by default: one 8-second round of each server swings by ±15% on a shared 2-core machine. */
 const ROUNDS = Math.max(1, Number(process.env.SPOOL_BENCH_ROUNDS ?? 3));
 const RATIO_TARGET = 0.8;
+/** Tracing on must keep this share of the throughput with tracing off (issue 31). */
+const TRACING_RATIO_TARGET = 0.85;
 const P99_TARGET_MS = 25;
 /** PostgreSQL ingress: spool's p99 at most this many times the reference's. */
 const PG_P99_FACTOR = 1.5;
@@ -61,6 +67,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "spool-bench-"));
   const children: ChildProcess[] = [];
   try {
+    if (PART === "tracing") return await compareTracing(dir, children);
     const referencePort = await freePort();
     const spool = await startSpoolOn(dir, "sqlite", children);
     const referenceDb = join(dir, "reference.db");
@@ -92,6 +99,8 @@ async function main(): Promise<void> {
     if (cpu !== null) console.log(`ingress CPU per request spool/reference: ${cpu.toFixed(2)} (user + system, all threads of each server)`);
 
     if (PART !== "ingress") await compareDrain(spool, { pull: referenceUrl, pid: reference.pid });
+    await stopChildren(children.splice(0));
+    await compareTracing(dir, children);
     await drainPostgres(dir, children);
   } finally {
     await stopChildren(children);
@@ -410,6 +419,73 @@ function runPgReferenceServer(port: number, dsn: string, schema: string): void {
     await sql.end({ timeout: 5 });
     process.exit(0);
   });
+}
+
+/**
+ * Ingress with tracing off and on, each its own `spool run` on SQLite, loaded in turn for
+ * SPOOL_BENCH_ROUNDS rounds (who goes first alternating, a sync before each load, a warm-up first).
+ * Tracing on exports every ingress span to a local OTLP/HTTP sink in this process, which reads each
+ * export and answers 200: the cost measured is making, queueing, encoding and posting the spans.
+ */
+async function compareTracing(dir: string, children: ChildProcess[]): Promise<void> {
+  let exports = 0;
+  let exportedBytes = 0;
+  const sink = createServer((req, res) => {
+    req.on("data", (chunk: Buffer) => (exportedBytes += chunk.length));
+    req.on("end", () => {
+      exports++;
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
+  const sinkPort = (sink.address() as { port: number }).port;
+  try {
+    const off = await startTracedSpool(join(dir, "tracing-off"), children, null);
+    const on = await startTracedSpool(join(dir, "tracing-on"), children, `http://127.0.0.1:${sinkPort}`);
+    const results = { off: [] as MeasuredLoad[], on: [] as MeasuredLoad[] };
+    for (const server of [off, on]) await load(server.url, WARMUP_REQUESTS);
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const);
+      for (const who of order) {
+        execFileSync("sync");
+        const server = who === "off" ? off : on;
+        results[who].push(await withCpuPerUnit(server.pid, () => load(server.url), (result) => result.ok + result.non2xx));
+      }
+      const [a, b] = [results.off[round], results.on[round]];
+      console.log(`  tracing round ${round + 1}: off ${fmt(a.rps)} req/s p99 ${a.p99Ms} ms, on ${fmt(b.rps)} req/s p99 ${b.p99Ms} ms, ratio ${(b.rps / a.rps).toFixed(2)}`);
+    }
+    const mean = (all: MeasuredLoad[]) => all.reduce((sum, r) => sum + r.rps, 0) / all.length;
+    const cpu = (all: MeasuredLoad[]) => (all.every((r) => r.cpuUsPerUnit !== null) ? all.reduce((sum, r) => sum + r.cpuUsPerUnit!, 0) / all.length : null);
+    const [offRps, onRps] = [mean(results.off), mean(results.on)];
+    const ratio = onRps / offRps;
+    console.log(`ingress tracing off (SQLite):                 ${fmt(offRps)} req/s, p99 ${Math.max(...results.off.map((r) => r.p99Ms))} ms${cpuNote(cpu(results.off), "req")}`);
+    console.log(`ingress tracing on (OTLP JSON to a local sink): ${fmt(onRps)} req/s, p99 ${Math.max(...results.on.map((r) => r.p99Ms))} ms${cpuNote(cpu(results.on), "req")}`);
+    console.log(`  the sink received ${exports} exports, ${fmt(exportedBytes / 1024 / 1024)} MiB`);
+    console.log(`ingress ratio tracing on/off: ${ratio.toFixed(3)} (target ≥ ${TRACING_RATIO_TARGET.toFixed(2)}: ${verdict(ratio >= TRACING_RATIO_TARGET)})` + (ROUNDS > 1 ? ` over ${ROUNDS} rounds` : ""));
+  } finally {
+    await stopChildren(children.splice(0));
+    sink.closeAllConnections();
+    sink.close();
+  }
+}
+
+/** `spool run` on SQLite in its own directory, tracing to `collector` (or off when null). */
+async function startTracedSpool(dir: string, children: ChildProcess[], collector: string | null): Promise<{ url: string; pid: number | undefined }> {
+  mkdirSync(dir, { recursive: true });
+  const [ingressPort, pullPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+  const tracing = collector ? `tracing { enabled on; collector "${collector}"; insecure on }` : "tracing off";
+  const lines = [
+    `ingress { listen 127.0.0.1:${ingressPort} }`,
+    `pull_api { listen 127.0.0.1:${pullPort}; auth token raw:bench }`,
+    `admin_api { listen 127.0.0.1:${adminPort} }`,
+    `queue_limits { max_depth 10000000 }`,
+    `observability { access_log off; runtime_log error; ${tracing} }`,
+    `/hooks/bench { pull { path /bench } }`,
+  ];
+  const child = startSpool(dir, lines);
+  children.push(child);
+  await waitFor(`http://127.0.0.1:${adminPort}/healthz`, "GET");
+  return { url: `http://127.0.0.1:${ingressPort}/hooks/bench`, pid: child.pid };
 }
 
 function verdict(met: boolean): string {

@@ -71,15 +71,17 @@ values("secret sources resolve env, file (trimmed) and raw", () => {
   assert.equal(config.pullApi.tokens.map((t) => [t.kind, t.value]), [["env", "from-env"], ["file", "file-token"], ["raw", "literal"]]);
 });
 
-values("a setting accepted but not built yet (enabled tracing) compiles with a positioned warning saying so; drop_policy drop_oldest is built", () => {
+values("enabled tracing compiles without a warning (it is built); drop_policy drop_oldest is built", () => {
   const text = 'pull_api { auth token raw:t }\n/a { pull { path /a } }\nqueue_limits { drop_policy drop_oldest }\nobservability { tracing { enabled on; collector "https://otel.example" } }\n';
   const result = compileSpoolfile(text, "Spoolfile", { env: {} });
   assert.is(result.config?.queueLimits.dropPolicy, "drop_oldest");
-  assert.equal(
-    result.diagnostics.map((d) => renderDiagnostic(d).replace(/: (tracing).*/, ": $1")),
-    ["Spoolfile:4:17: warning: tracing"],
-  );
-  assert.equal(compileSpoolfile(text.replace("enabled on", "enabled off"), "Spoolfile", { env: {} }).diagnostics, []);
+  assert.equal(result.diagnostics, []);
+  assert.is(result.config?.observability.tracing.enabled, true);
+});
+
+values("a tracing proxy_url must be http:// (the exporter tunnels with CONNECT)", () => {
+  const text = 'observability { tracing { enabled on; collector "https://otel.example"; proxy_url "https://proxy.example:3128" } }\n';
+  assert.equal(errorsOf(text), ["Spoolfile:1:83: tracing: proxy_url must be an http:// proxy; the collector's TLS runs through its CONNECT tunnel"]);
 });
 
 values("an unset env secret is a warning for validate and an error for run", () => {

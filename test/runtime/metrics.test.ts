@@ -78,6 +78,7 @@ const COMMON_FAMILIES = [
   "spool_tracing_init_failures_total",
   "spool_tracing_export_errors_total",
   "spool_runtime_secret_gc_pruned_total",
+  "spool_tracing_spans_dropped_total",
   "spool_build_info",
   "spool_metrics_schema_info",
 ];

@@ -57,6 +57,8 @@ test("strings that need escaping, unicode, odd header names, empty payloads and 
     leased({ headers: JSON.parse('{"__proto__":"x","b":"y"}') as Record<string, string> }),
     leased({ id: "😀", leaseId: "lease_\ud800", payload: new Uint8Array(backing.buffer, backing.byteOffset + 2, 6), attempt: 12345, leaseUntilMs: 0 }),
     leased({ receivedAtMs: 8.64e15, leaseUntilMs: -1 }),
+    // The trace context stored at ingress, with a traceparent when tracing ran.
+    leased({ trace: { remote_addr: "127.0.0.1", path: '/p"q', traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" } }),
     ...Array.from({ length: 40 }, (_, i) => leased({ id: `m${i}`, payload: payloadOf("p".repeat(i)), receivedAtMs: 1_700_000_000_000 + (i >> 2) })),
   ];
   assert.is(encodeDequeueReply(messages), reference(messages));

@@ -94,6 +94,7 @@ export async function tracingDiagnostics(metrics: SpoolMetrics): Promise<Record<
     enabled,
     init_failures_total: await counterTotal(metrics.tracing.initFailures),
     export_errors_total: await counterTotal(metrics.tracing.exportErrors),
+    spans_dropped_total: await counterTotal(metrics.tracing.spansDropped),
   };
 }
 
