@@ -18,7 +18,7 @@ import { openStream, type SseReader } from "./helpers/sse.js";
 
 const temp = makeTempDir("pull-sse");
 let counter = 0;
-const ITEM_FIELDS = ["id", "lease_id", "route", "target", "payload_b64", "headers", "received_at", "attempt", "lease_until"];
+const ITEM_FIELDS = ["id", "lease_id", "route", "target", "payload_b64", "headers", "trace", "received_at", "attempt", "lease_until"];
 
 interface Running {
   app: SpoolApp;
