@@ -54,7 +54,7 @@ cli
   .option("--strict-secrets", "Treat unreadable secrets (unset env, missing file) as errors")
   .example("spool config validate --config Spoolfile --format json")
   .action((files: string[], flags: { config: string; format: string; strictSecrets?: boolean }) => {
-    pending = import("./commands/config-validate.js").then(async (m) => m.runConfigValidates(files, flags, await output()));
+    pending = import("./commands/config-validate.js").then(async (m) => m.runConfigValidateFiles(files, flags, await output()));
   });
 
 cli

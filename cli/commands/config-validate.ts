@@ -11,7 +11,7 @@ export interface ValidateFlags {
  * `config validate FILE…` (what pre-commit runs, docs/editors.md): each file validated as with
  * `--config FILE`, in turn; exit 1 when any is invalid. JSON output is one document, so it takes one file.
  */
-export async function runConfigValidates(files: readonly string[], flags: ValidateFlags, out: CommandOutput): Promise<number> {
+export async function runConfigValidateFiles(files: readonly string[], flags: ValidateFlags, out: CommandOutput): Promise<number> {
   if (files.length === 0) return runConfigValidate(flags, out);
   if (files.length > 1 && flags.format === "json") {
     out.stderr("spool: config validate: --format json validates one file at a time");
