@@ -13,7 +13,8 @@ import { queueSnapshotOf, type MemoryFootprint } from "../observability/store-me
 import { activeLeasesByPullRoute } from "../pull/state.js";
 import { applyReload, type ReloadOutcome } from "../reload/apply.js";
 import type { Store } from "../store/store.js";
-import { mountHandlers } from "./handlers.js";
+import { grpcWorkerService } from "./grpc.js";
+import { appPullOps, mountHandlers } from "./handlers.js";
 import { createLiveState } from "./live.js";
 import { appMetrics, boundAddresses, httpOptionsFor, listenMetrics, openAppStore } from "./parts.js";
 import type { AppContext, AppDeps, AppService, BoundAddress, SpoolApp } from "./types.js";
@@ -66,7 +67,9 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       reload,
     };
     context = appContext;
-    const handlers = mountHandlers(appContext, live, memoryFootprint, deps);
+    const pullOps = appPullOps(appContext, live);
+    const handlers = mountHandlers(appContext, live, pullOps, memoryFootprint, deps);
+    const grpc = grpcWorkerService(appContext, live, pullOps);
 
     try {
       if (config.observability.accessLog.enabled) accessLog = createAccessLogger({ output: config.observability.accessLog.output, clock });
@@ -78,14 +81,14 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
         onIngressClientError: (status, code) => recordIngressRejection(metrics, code, status),
       });
       metricsListener = await listenMetrics(config, metrics, httpOptions);
-      services = (deps.services ?? []).map((make) => make(appContext));
+      services = [...(grpc ? [grpc] : []), ...(deps.services ?? []).map((make) => make(appContext))];
       for (const service of services) await service.start();
     } catch (error) {
       await stop(0);
       throw error;
     }
 
-    const addresses = boundAddresses(listeners, metricsListener);
+    const addresses = [...boundAddresses(listeners, metricsListener), ...(grpc?.address() ? [grpc.address()!] : [])];
     logger.info("spool_started", { version: deps.version, backend: config.backend, listeners: addresses.map((a) => `${a.name}=${a.host}:${a.port}`) });
     return { addresses };
   }
