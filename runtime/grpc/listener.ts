@@ -57,9 +57,10 @@ export async function listenWorkerService(options: WorkerListenerOptions): Promi
     tcp = createTcpServer(accept);
   }
   await new Promise<void>((resolve, reject) => {
-    tcp.once("error", reject);
+    const onError = (error: Error) => reject(new Error(`pull_api grpc_listen cannot listen: ${error.message}`, { cause: error }));
+    tcp.once("error", onError);
     tcp.listen({ host: options.bind.host, port: options.bind.port }, () => {
-      tcp.off("error", reject);
+      tcp.off("error", onError);
       resolve();
     });
   });
