@@ -34,6 +34,8 @@ export async function listenWorkerService(options: WorkerListenerOptions): Promi
   const injector = grpc.createConnectionInjector(ServerCredentials.createInsecure());
   const sockets = new Set<Socket>();
   const accept = (socket: Socket) => {
+    // Small frames go out at once: with Nagle's algorithm a reply waits for the client's delayed ACK (~40 ms).
+    socket.setNoDelay(true);
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     injector.injectConnection(socket);
