@@ -6,7 +6,7 @@
 // HTTP loop. Figures are msg/s and the CPU spool spent per message; the machine is shared, so
 // compare the two lines of one run, not runs with each other.
 // Run: node dist/test/bench/workers-grpc.bench.js   (SPOOL_BENCH_GRPC_MESSAGES: N (60000);
-// SPOOL_BENCH_ROUNDS: rounds (2))
+// SPOOL_BENCH_ROUNDS: rounds (2); SPOOL_BENCH_PART=grpc or =http drains through that one only, for profiling)
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +18,7 @@ const MESSAGES = Number(process.env.SPOOL_BENCH_GRPC_MESSAGES ?? 60_000);
 const ROUNDS = Number(process.env.SPOOL_BENCH_ROUNDS ?? 2);
 const WORKERS = 4;
 const BATCH = 32;
+const PART = process.env.SPOOL_BENCH_PART;
 
 type Drained = { messages: number; perSecond: number };
 
@@ -79,14 +80,17 @@ async function main(): Promise<void> {
       grpc: () => drainGrpc(client),
     };
     for (let round = 0; round < ROUNDS; round++) {
-      const order: ("http" | "grpc")[] = round % 2 === 0 ? ["http", "grpc"] : ["grpc", "http"];
+      const order = (round % 2 === 0 ? (["http", "grpc"] as const) : (["grpc", "http"] as const)).filter((kind) => PART === undefined || PART === kind);
       for (const kind of order) {
         const filled = await load(`http://127.0.0.1:${ingressPort}/hooks/bench`, MESSAGES);
         if (filled.ok < MESSAGES) throw new Error(`filling stored ${filled.ok} of ${MESSAGES} messages`);
+        const clientCpu = process.cpuUsage();
         const drained = await withCpuPerUnit(spool.pid, drains[kind], (result: Drained) => result.messages);
+        const { user, system } = process.cpuUsage(clientCpu);
+        const clientUsPerMessage = (user + system) / drained.messages;
         if (drained.messages !== MESSAGES) throw new Error(`${kind} drained ${drained.messages} of ${MESSAGES}`);
         results[kind].push(drained);
-        console.log(`round ${round + 1} ${kind.padEnd(4)} (${WORKERS} workers, batch ${BATCH}): ${fmt(drained.perSecond)} msg/s over ${drained.messages} messages${cpuNote(drained.cpuUsPerUnit, "msg")}`);
+        console.log(`round ${round + 1} ${kind.padEnd(4)} (${WORKERS} workers, batch ${BATCH}): ${fmt(drained.perSecond)} msg/s over ${drained.messages} messages${cpuNote(drained.cpuUsPerUnit, "msg")}, client CPU ${clientUsPerMessage.toFixed(1)} µs/msg`);
       }
     }
   } finally {
@@ -94,6 +98,7 @@ async function main(): Promise<void> {
     await stopChildren([spool]);
     rmSync(dir, { recursive: true, force: true });
   }
+  if (PART !== undefined) return;
   const best = (kind: "http" | "grpc") => Math.max(...results[kind].map((r) => r.perSecond));
   const ratio = best("grpc") / best("http");
   console.log(`drain HTTP Pull API loop (best of ${ROUNDS}): ${fmt(best("http"))} msg/s`);
