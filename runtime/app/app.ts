@@ -69,7 +69,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
     context = appContext;
     const pullOps = appPullOps(appContext, live);
     const handlers = mountHandlers(appContext, live, pullOps, memoryFootprint, deps);
-    const grpc = grpcWorkerService(appContext, live, pullOps);
+    const grpc = grpcWorkerService(appContext, live, pullOps, () => accessLog);
 
     try {
       if (config.observability.accessLog.enabled) accessLog = createAccessLogger({ output: config.observability.accessLog.output, clock });

@@ -2,20 +2,26 @@
 // started after the HTTP listeners, its certificate files read again on reload like theirs, stopped
 // with the others. Wiring only: the binding is runtime/grpc/, the operations and the access checks
 // are the Pull API's (runtime/pull/ops.ts, access.ts), shared with the HTTP binding.
+import { status } from "@grpc/grpc-js";
 import type { SpoolConfig } from "../../compiler/ir.js";
 import type { BoundAddress } from "./types.js";
 import { listenWorkerService, type WorkerListener } from "../grpc/listener.js";
+import { WORKER_SERVICE_NAME } from "../grpc/proto.js";
 import type { WorkerPull } from "../grpc/port.js";
 import { workerServiceHandlers } from "../grpc/service.js";
 import { loadListenerTls } from "../http/tls.js";
+import type { AccessLogger } from "../observability/access-log.js";
 import { admitCaller, authenticate, type PullCaller } from "../pull/access.js";
 import type { PullOps } from "../pull/ops.js";
 import type { PullState } from "../pull/state.js";
 import type { LiveState } from "./live.js";
 import type { AppContext, AppService } from "./types.js";
 
-/** The service, or undefined when grpc_listen is off; `address()` is the bound address once started. */
-export function grpcWorkerService(context: AppContext, live: LiveState, ops: PullOps): (AppService & { address(): BoundAddress | undefined }) | undefined {
+/**
+ * The service, or undefined when grpc_listen is off; `address()` is the bound address once started.
+ * `accessLog` is read per call (the app opens it after building its services' wiring).
+ */
+export function grpcWorkerService(context: AppContext, live: LiveState, ops: PullOps, accessLog: () => AccessLogger | undefined): (AppService & { address(): BoundAddress | undefined }) | undefined {
   const config = context.config();
   const listen = config.pullApi.grpcListen;
   if (listen === null) return undefined;
@@ -33,6 +39,16 @@ export function grpcWorkerService(context: AppContext, live: LiveState, ops: Pul
           metrics: context.metrics,
           shutdownSignal: context.shutdownSignal,
           onUnexpectedError: (rpc, error) => logger.error("grpc_call_failed", { rpc, error }),
+          onAnswered: (call) =>
+            accessLog()?.write({
+              time: new Date(context.clock.now()).toISOString(),
+              listener: "grpc",
+              method: "POST",
+              path: `/${WORKER_SERVICE_NAME}/${call.rpc}`,
+              status: status[call.code],
+              duration_ms: Math.round(call.durationMs * 1000) / 1000,
+              remote: call.remote,
+            }),
         }),
       });
     },

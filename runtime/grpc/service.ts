@@ -3,7 +3,7 @@
 // call runs auth first (metadata `authorization: Bearer <token>`), then the endpoint, the route's
 // allowance and the rate limit, then the request's own fields; refusals answer with the status
 // the error catalogue's code maps to (status.ts).
-import type { handleUnaryCall, Metadata, ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
+import { status, type handleUnaryCall, type Metadata, type ServerUnaryCall, type UntypedServiceImplementation } from "@grpc/grpc-js";
 import { ApiError, apiError, toApiError } from "../errors.js";
 import { extractBearerToken } from "../auth/token.js";
 import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.js";
@@ -43,6 +43,16 @@ export interface WorkerServiceDeps<Caller> {
   shutdownSignal: AbortSignal;
   /** A call failed for a reason that is no API error (answered INTERNAL); for the runtime log. */
   onUnexpectedError(rpc: string, error: unknown): void;
+  /** Every call once answered, with its status code and the client's address (the access log). */
+  onAnswered?(call: AnsweredCall): void;
+}
+
+export interface AnsweredCall {
+  readonly rpc: string;
+  readonly code: status;
+  readonly durationMs: number;
+  /** The client's address without its port. */
+  readonly remote: string;
 }
 
 export function workerServiceHandlers<Caller>(deps: WorkerServiceDeps<Caller>): UntypedServiceImplementation {
@@ -128,11 +138,19 @@ export function workerServiceHandlers<Caller>(deps: WorkerServiceDeps<Caller>): 
   /** Runs an RPC; its failures answer with their status, unexpected ones logged first. */
   function unary<Request, Response>(rpc: string, run: (call: ServerUnaryCall<Request, Response>) => Promise<Response>): handleUnaryCall<Request, Response> {
     return (call, callback) => {
+      const startedMs = performance.now();
+      const answered = (code: status) =>
+        deps.onAnswered?.({ rpc, code: call.cancelled ? status.CANCELLED : code, durationMs: performance.now() - startedMs, remote: peerAddress(call.getPeer()) });
       run(call).then(
-        (response) => callback(null, response),
+        (response) => {
+          callback(null, response);
+          answered(status.OK);
+        },
         (error: unknown) => {
           if (!(error instanceof ApiError)) deps.onUnexpectedError(rpc, error);
-          callback(grpcError(error));
+          const failure = grpcError(error);
+          callback(failure);
+          answered(failure.code!);
         },
       );
     };
@@ -146,6 +164,13 @@ function bearerToken(metadata: Metadata): string | undefined | null {
   const values = metadata.get("authorization");
   if (values.length === 0) return undefined;
   return extractBearerToken({ authorization: values.map(String).join(", ") });
+}
+
+/** "127.0.0.1:5000" or "[::1]:5000" → the address alone. */
+function peerAddress(peer: string): string {
+  const colon = peer.lastIndexOf(":");
+  const host = colon < 0 ? peer : peer.slice(0, colon);
+  return host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
 }
 
 /** proto3 strings and lists have no presence: empty means not sent. */

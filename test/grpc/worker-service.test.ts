@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { makeTempDir } from "../helpers/temp-dir.js";
-import { call, pullCall } from "../app/helpers/http.js";
+import { call, eventually, pullCall } from "../app/helpers/http.js";
 import { freePort, spawnSpool, stopSpool, waitHealthy, type SpoolProcess } from "../app/helpers/spool-process.js";
 import { freePorts, spoolfileText, urls, writeSpoolfile } from "../app/helpers/spoolfile.js";
 import { isFailure, workerClient, type Failure, type WorkerClient } from "./helpers/client.js";
@@ -210,6 +210,16 @@ test("the Pull API metrics count gRPC calls as they count HTTP ones", async () =
   assert.match(text, /^spool_pull_dequeue_total\{route="\/hooks\/metrics",status="4xx"\} 2$/m);
   assert.match(text, /^spool_pull_acked_total\{route="\/hooks\/metrics"\} 1$/m);
   assert.match(text, /^spool_pull_ack_conflict_total\{route="\/hooks\/metrics"\} 1$/m);
+});
+
+test("each call is one access log line: listener grpc, the method path and the status name", async () => {
+  failure(await worker.call("Dequeue", { endpoint: "/access-log-probe" }), NOT_FOUND);
+  const line = await eventually(() => proc.output().split("\n").find((l) => l.includes('"path":"/spool.worker.v1.WorkerService/Dequeue"') && l.includes('"status":"NOT_FOUND"')), 5_000, "the access log line");
+  const entry = JSON.parse(line);
+  assert.equal([entry.listener, entry.method, entry.remote], ["grpc", "POST", "127.0.0.1"]);
+  assert.type(entry.duration_ms, "number");
+  assert.ok(!("bytes_in" in entry));
+  assert.ok(proc.output().split("\n").some((l) => l.includes('"listener":"grpc"') && l.includes('"path":"/spool.worker.v1.WorkerService/Ack"') && l.includes('"status":"OK"')));
 });
 
 test("a lease taken over gRPC is settled over HTTP, and the reverse", async () => {

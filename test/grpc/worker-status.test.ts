@@ -8,9 +8,11 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { apiError, ERROR_STATUS, type ErrorCode } from "../../runtime/errors.js";
 import { createApp } from "../../runtime/app/app.js";
+import { WORKER_PROTO_PATH, workerServiceDefinition } from "../../runtime/grpc/proto.js";
 import { grpcCodeOf, grpcError } from "../../runtime/grpc/status.js";
 import { openStore, type StoreDeps, type StoreSpec } from "../../runtime/store/open.js";
 import { StoreError, type Store } from "../../runtime/store/store.js";
+import { repoPath } from "../helpers/repo.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 import { buildConfig, listenAt, pullRoute } from "../app/helpers/ir.js";
 import { isFailure, workerClient } from "./helpers/client.js";
@@ -19,6 +21,12 @@ const temp = makeTempDir("grpc-status");
 const test = suite("gRPC worker service: status mapping and store failures");
 
 test.after(() => temp.cleanup());
+
+test("the built module loads the committed .proto beside dist/, with the contract's method paths", () => {
+  assert.is(WORKER_PROTO_PATH, repoPath("proto/spool/worker/v1/worker.proto"));
+  const methods = Object.values(workerServiceDefinition()).map((method) => method.path);
+  assert.equal(methods.sort(), ["Ack", "Dequeue", "Extend", "Nack"].map((rpc) => `/spool.worker.v1.WorkerService/${rpc}`));
+});
 
 test("every catalogue status maps to the gRPC code of the contract's table; anything else is INTERNAL", () => {
   const expected: Partial<Record<ErrorCode, status>> = {
