@@ -1,7 +1,7 @@
 // The gRPC worker service under `pull_api { tls }` against the built `spool run`, with certificates
 // made for this run: TLS with the server certificate, mutual TLS (client_auth require_and_verify),
 // and client_auth require_any (any certificate, none refused), which Spool checks after the handshake.
-import { readFileSync } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { credentials } from "@grpc/grpc-js";
 import { suite } from "uvu";
@@ -15,7 +15,7 @@ import { isFailure, workerClient } from "./helpers/client.js";
 const UNAVAILABLE = 14;
 const temp = makeTempDir("grpc-tls");
 let tls: TlsMaterial;
-const running: { proc: SpoolProcess; grpc: string }[] = [];
+const running: { proc: SpoolProcess; grpc: string; config: string; text: string; cert: string; key: string }[] = [];
 const test = suite("spool run: the gRPC worker service over TLS");
 
 /** One `spool run` per client_auth mode: "" (none), require_and_verify, require_any. */
@@ -26,10 +26,15 @@ test.before(async () => {
   for (const [index, mode] of MODES.entries()) {
     const ports = await freePorts();
     const grpcPort = await freePort();
-    const block = `tls { cert_file ${tls.file("server.pem")}; key_file ${tls.file("server.key")}; ${mode.replace("ca.pem", tls.file("ca.pem"))} }`;
-    const config = writeSpoolfile(temp.path, spoolfileText(ports, `/hooks/a { pull { path /a } }`, { pullExtra: `; grpc_listen 127.0.0.1:${grpcPort}; ${block}` }), `Spoolfile.${index}`);
-    const proc = spawnSpool(["run", "--config", config, "--db", join(temp.path, `${index}.db`)]);
-    running.push({ proc, grpc: `127.0.0.1:${grpcPort}` });
+    // Each instance serves its own copy of the certificate, so the first can have it renewed.
+    const [cert, key] = [join(temp.path, `server-${index}.pem`), join(temp.path, `server-${index}.key`)];
+    copyFileSync(tls.file("server.pem"), cert);
+    copyFileSync(tls.file("server.key"), key);
+    const block = `tls { cert_file ${cert}; key_file ${key}; ${mode.replace("ca.pem", tls.file("ca.pem"))} }`;
+    const text = spoolfileText(ports, `/hooks/a { pull { path /a } }`, { pullExtra: `; grpc_listen 127.0.0.1:${grpcPort}; ${block}` });
+    const config = writeSpoolfile(temp.path, text, `Spoolfile.${index}`);
+    const proc = spawnSpool(["run", "--config", config, "--db", join(temp.path, `${index}.db`), "--watch"]);
+    running.push({ proc, grpc: `127.0.0.1:${grpcPort}`, config, text, cert, key });
     await waitHealthy(proc, urls(ports).admin);
   }
 });
@@ -63,6 +68,16 @@ test("tls: a client trusting the CA is served; cleartext (h2c) and an untrusting
   assert.equal(await dequeue(grpc, credentials.createSsl(read("ca.pem"))), { items: [] });
   refused(await dequeue(grpc, credentials.createInsecure()), "cleartext");
   refused(await dequeue(grpc, credentials.createSsl(read("stranger.pem"))), "a client that trusts another CA");
+});
+
+test("a reload serves the certificate files as they are now: a renewed certificate needs no restart", async () => {
+  const { proc, grpc, config, text, cert, key } = running[0];
+  copyFileSync(tls.file("stranger.pem"), cert);
+  copyFileSync(tls.file("stranger.key"), key);
+  writeFileSync(config, `${text}# renewed\n`);
+  await proc.waitForOutput("config_reloaded");
+  refused(await dequeue(grpc, credentials.createSsl(read("ca.pem"))), "the old CA no longer vouches for what is served");
+  assert.equal(await dequeue(grpc, credentials.createSsl(read("stranger.pem"))), { items: [] });
 });
 
 test("mTLS (client_auth require_and_verify): only a certificate the client_ca vouches for gets in", async () => {
