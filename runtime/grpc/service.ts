@@ -8,7 +8,8 @@ import { ApiError, apiError, toApiError } from "../errors.js";
 import { extractBearerToken } from "../auth/token.js";
 import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.js";
 import { dequeueItemOf, durationMs, leaseConflictsOf, type DequeueItem, type Duration, type LeaseConflict } from "./messages.js";
-import type { WorkerLeases, WorkerPull, WorkerReply } from "./port.js";
+import type { LeasedMessage } from "../store/records.js";
+import type { WorkerDequeue, WorkerLeases, WorkerPull, WorkerReply } from "./port.js";
 import { grpcError } from "./status.js";
 
 interface DequeueRequest {
@@ -70,8 +71,8 @@ export function workerServiceHandlers<Caller>(deps: WorkerServiceDeps<Caller>): 
     // Counted once per call on a known route by the answer it got, as the HTTP binding counts
     // (docs/operations.md "Metrics"); a call the client cancelled is not counted.
     let route: string | undefined;
-    const count = (status: number) => {
-      if (route !== undefined && !call.cancelled) metrics.pull.dequeue.inc({ route, status: dequeueStatusLabel(status) });
+    const count = (httpStatus: number) => {
+      if (route !== undefined && !call.cancelled) metrics.pull.dequeue.inc({ route, status: dequeueStatusLabel(httpStatus) });
     };
     try {
       route = admitted(call, (known) => (route = known));
@@ -90,7 +91,7 @@ export function workerServiceHandlers<Caller>(deps: WorkerServiceDeps<Caller>): 
    * leased for a call that was cancelled meanwhile go back to the queue at once: a cancelled
    * Dequeue leases nothing.
    */
-  async function dequeueUnlessCancelled(call: ServerUnaryCall<DequeueRequest, unknown>, route: string, request: Parameters<WorkerPull<Caller>["dequeue"]>[1]) {
+  async function dequeueUnlessCancelled(call: ServerUnaryCall<DequeueRequest, unknown>, route: string, request: WorkerDequeue): Promise<LeasedMessage[]> {
     let stopWatching: (() => void) | undefined;
     const openWait = (): AbortSignal => {
       const cancelled = new AbortController();
@@ -100,7 +101,7 @@ export function workerServiceHandlers<Caller>(deps: WorkerServiceDeps<Caller>): 
       if (call.cancelled) cancelled.abort();
       return AbortSignal.any([cancelled.signal, deps.shutdownSignal]);
     };
-    let leased;
+    let leased: LeasedMessage[];
     try {
       leased = await pull.dequeue(route, request, openWait);
     } finally {
