@@ -12,6 +12,9 @@ import { workerServiceDefinition } from "./proto.js";
 /** A request message (all are small: ids and durations) larger than this is refused, as the HTTP Pull API refuses bodies over 1 MiB. */
 const MAX_REQUEST_BYTES = 1024 * 1024;
 
+/** Longer than any long poll a client would hold open between calls. */
+const MAX_CONNECTION_IDLE_MS = 5 * 60_000;
+
 export interface WorkerListener {
   readonly address: { host: string; port: number };
   /** Serves a renewed certificate to new connections (a TLS listener only). */
@@ -28,7 +31,12 @@ export interface WorkerListenerOptions {
 }
 
 export async function listenWorkerService(options: WorkerListenerOptions): Promise<WorkerListener> {
-  const grpc = new Server({ "grpc.max_receive_message_length": MAX_REQUEST_BYTES });
+  const grpc = new Server({
+    "grpc.max_receive_message_length": MAX_REQUEST_BYTES,
+    // A connection with no call for this long is closed with GOAWAY (a client reconnects when it
+    // next calls), so abandoned or silent connections do not hold sockets forever.
+    "grpc.max_connection_idle_ms": MAX_CONNECTION_IDLE_MS,
+  });
   grpc.addService(workerServiceDefinition(), options.handlers);
   // The connections arrive already decrypted (TLS is ours, below): grpc-js sees plain HTTP/2.
   const injector = grpc.createConnectionInjector(ServerCredentials.createInsecure());
