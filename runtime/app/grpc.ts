@@ -55,10 +55,9 @@ export function grpcWorkerService(context: AppContext, live: LiveState, ops: Pul
     reconfigure(next) {
       // grpc_listen and tls are restart-only (runtime/reload/policy.ts); the certificate files are
       // read again, as the HTTP listeners read theirs.
-      const tls = next.pullApi.tls;
-      if (!listener || !tls) return;
+      if (!listener || !next.pullApi.tls) return;
       try {
-        listener.refreshTls(loadListenerTls(tls, "pull_api grpc_listen"));
+        listener.refreshTls(tlsOf(next)!);
       } catch (error) {
         logger.warn("tls_reload_failed", { listener: "grpc", error, detail: "the certificate read at the last start or reload is still served" });
       }
