@@ -19,6 +19,7 @@ export function checkConfig(cx: CompileContext, input: CheckInput): Backend {
   checkRoutes(cx, input.compiledRoutes);
   checkPull(cx, input);
   checkListeners(cx, input);
+  checkGrpc(cx, input);
   checkAdmin(cx, input);
   return checkBackend(cx, input.compiledRoutes);
 }
@@ -135,6 +136,34 @@ function checkListeners(cx: CompileContext, input: CheckInput): void {
         }
       }
     }
+  }
+}
+
+/**
+ * `pull_api { grpc_listen }` (docs/grpc.md): the worker service serves pull routes, so one without
+ * any is a mistake; and it needs a port of its own (one socket speaks one protocol), so an address
+ * on the port of the ingress, Pull API, Admin API or metrics listener is refused.
+ */
+function checkGrpc(cx: CompileContext, input: CheckInput): void {
+  const { ingress, pullApi, adminApi, observability } = input;
+  const grpc = pullApi.grpcListen;
+  if (grpc === null) return;
+  const pullBlock = input.blocks.get("pull_api");
+  const written = pullBlock?.block?.items.find((item): item is Directive => item.kind === "directive" && item.name?.value === "grpc_listen");
+  const at = written ? spanOf(written) : blockSpan(cx, input, "pull_api");
+  if (!input.compiledRoutes.some((r) => r.route.mode.kind === "pull")) {
+    cx.error(at, "conflict", "a route with pull { path … } for the gRPC worker service to serve", `pull_api grpc_listen ${grpc.address} is set but no route is pulled: add a route with pull { path … } or remove grpc_listen`, { subject: "pull_api › grpc_listen" });
+  }
+  if (grpc.port === 0) return;
+  const others: [name: string, block: string, listen: ListenAddress, failed: boolean][] = [
+    ["ingress listen", "ingress", ingress.listen, cx.failedWithin(input.blocks.get("ingress"), "listen")],
+    ["pull_api listen", "pull_api", pullApi.listen, cx.failedWithin(pullBlock, "listen")],
+    ["admin_api listen", "admin_api", adminApi.listen, cx.failedWithin(input.blocks.get("admin_api"), "listen")],
+  ];
+  if (observability.metrics.enabled) others.push(["observability metrics listen", "observability", observability.metrics.listen, cx.failedWithin(input.blocks.get("observability"), "metrics")]);
+  for (const [name, block, listen, failed] of others) {
+    if (failed || cx.isBroken("block", block) || listen.port !== grpc.port) continue;
+    cx.error(at, "listener_conflict", `a port of its own for grpc_listen (${name} uses ${listen.address})`, `pull_api grpc_listen ${grpc.address} uses the port of ${name} ${listen.address}: the gRPC worker service needs a listener of its own`, { subject: "pull_api › grpc_listen" });
   }
 }
 

@@ -2,6 +2,7 @@
 // these; nothing else in Spool knows a default.
 import type {
   AdaptiveBackpressure,
+  ListenAddress,
   RateLimit,
   DeliverDefaults,
   EgressPolicy,
@@ -35,6 +36,8 @@ export const DEFAULTS = {
   // docs/spoolfile.md "`pull_api`", SSE streams (docs/decisions.md D110)
   pullSseKeepaliveMs: 15 * SECOND,
   pullSseMaxConnectionMs: null as number | null,
+  /** `pull_api { grpc_listen }`: the gRPC worker service is off unless a listen address is written (docs/grpc.md). */
+  pullGrpcListen: null as ListenAddress | null,
   // No rate limit unless configured (docs/spoolfile.md; the Pull API's limit is Spool's own,
   // docs/decisions.md D20).
   ingressRateLimit: null as RateLimit | null,

@@ -228,6 +228,7 @@ export const CONFIG = block("", {
     tokens: TOKENS,
     maxBatch: leaf("max_batch", "number"),
     maxLeaseBatch: leaf("max_lease_batch", "number"),
+    grpcListen: leaf("grpc_listen", "listen"),
     defaultLeaseTtlMs: leaf("default_lease_ttl", "duration"),
     maxLeaseTtlMs: leaf("max_lease_ttl", "duration"),
     defaultMaxWaitMs: leaf("default_max_wait", "duration"),

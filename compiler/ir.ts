@@ -68,6 +68,8 @@ export interface PullApiConfig {
   /** One token bucket per bearer token; null means no limit. */
   readonly rateLimit: RateLimit | null;
   readonly tls: TlsConfig | null;
+  /** `grpc_listen`: where the gRPC worker service listens (docs/grpc.md); null means off. */
+  readonly grpcListen: ListenAddress | null;
 }
 
 export interface AdminApiConfig {

@@ -134,6 +134,7 @@ export const DIRECTIVES: readonly DirectiveInfo[] = [
     { ...AUTH_TOKEN, description: "A global pull token (a route's own `pull { auth token }` replaces them)" },
     NUMBER("max_batch", "100", "Most messages one dequeue leases (at most 1000)"),
     NUMBER("max_lease_batch", "100", "Most lease ids one ack, nack or extend names (at most 100)"),
+    { name: "grpc_listen", usage: "<address>", default: "off", description: "Serve the gRPC worker service here (restart to change)" },
     DURATION("default_lease_ttl", "30s", "Lease when the request names none"),
     DURATION("max_lease_ttl", "none", "Cap on a requested lease"),
     DURATION("default_max_wait", "0", "Long-poll wait when the request names none (`off` is 0)"),

@@ -26,8 +26,9 @@ export function compileIngress(cx: CompileContext, d: Directive | undefined): In
   return out;
 }
 
-// pull_api { listen; prefix; auth token <source>…; max_batch; max_lease_batch; default_lease_ttl;
-//            max_lease_ttl; default_max_wait; max_wait; sse_keepalive; sse_max_connection; rate_limit { rps <float>; burst <int> }; tls { … } }
+// pull_api { listen; prefix; auth token <source>…; max_batch; max_lease_batch; grpc_listen; default_lease_ttl;
+//            max_lease_ttl; default_max_wait; max_wait; sse_keepalive; sse_max_connection; rate_limit { rps <float>; burst <int> };
+//            tls { … } }
 export function compilePullApi(cx: CompileContext, d: Directive | undefined): PullApiConfig {
   const out: Mutable<PullApiConfig> = {
     listen: defaultListen(DEFAULTS.pullListen),
@@ -43,6 +44,7 @@ export function compilePullApi(cx: CompileContext, d: Directive | undefined): Pu
     sseMaxConnectionMs: DEFAULTS.pullSseMaxConnectionMs,
     rateLimit: DEFAULTS.pullRateLimit,
     tls: null,
+    grpcListen: DEFAULTS.pullGrpcListen,
   };
   if (!d) return out;
   const tokens: SecretSource[] = [];
@@ -52,6 +54,7 @@ export function compilePullApi(cx: CompileContext, d: Directive | undefined): Pu
     auth: { repeatable: true, handle: (a) => authTokenInto(cx, a, "pull_api", tokens) },
     max_batch: scalar.int(cx, "max_batch", 1, 1000, (v) => (out.maxBatch = v)),
     max_lease_batch: scalar.int(cx, "max_lease_batch", 1, 100, (v) => (out.maxLeaseBatch = v)),
+    grpc_listen: listenRule(cx, "pull_api grpc_listen", (v) => (out.grpcListen = v), "grpc_listen"),
     default_lease_ttl: scalar.duration(cx, "default_lease_ttl", (v) => (out.defaultLeaseTtlMs = v!), { positive: true }),
     max_lease_ttl: scalar.duration(cx, "max_lease_ttl", (v) => (out.maxLeaseTtlMs = v), { positive: true, allowOff: true }),
     default_max_wait: scalar.duration(cx, "default_max_wait", (v) => (out.defaultMaxWaitMs = v ?? 0), { allowOff: true }),
@@ -107,10 +110,10 @@ export function authTokenInto(cx: CompileContext, d: Directive, where: string, i
   if (source) into.push(source);
 }
 
-function listenRule(cx: CompileContext, what: string, set: (v: ListenAddress) => void) {
+function listenRule(cx: CompileContext, what: string, set: (v: ListenAddress) => void, directive = "listen") {
   return {
     handle: (d: Directive) => {
-      const arg = singleArg(cx, d, `listen <addr>`);
+      const arg = singleArg(cx, d, `${directive} <addr>`);
       const v = arg && decodeListen(cx, arg, what);
       if (v) set(v);
     },

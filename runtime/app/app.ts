@@ -15,7 +15,8 @@ import { applyReload, type ReloadOutcome } from "../reload/apply.js";
 import type { Store } from "../store/store.js";
 import { startRuntimeSecrets } from "./secrets.js";
 import type { RuntimeSecrets } from "../secrets/pools.js";
-import { mountHandlers } from "./handlers.js";
+import { grpcWorkerService } from "./grpc.js";
+import { appPullOps, mountHandlers } from "./handlers.js";
 import { createLiveState } from "./live.js";
 import { appMetrics, appTracing, boundAddresses, httpOptionsFor, listenMetrics, openAppStore } from "./parts.js";
 import { TRACING_OFF, type Tracing } from "../tracing/tracing.js";
@@ -87,7 +88,9 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
       reload,
     };
     context = appContext;
-    const handlers = mountHandlers(appContext, live, memoryFootprint, deps);
+    const pullOps = appPullOps(appContext, live);
+    const handlers = mountHandlers(appContext, live, pullOps, memoryFootprint, deps);
+    const grpc = grpcWorkerService(appContext, live, pullOps, () => accessLog);
 
     try {
       if (config.observability.accessLog.enabled) accessLog = createAccessLogger({ output: config.observability.accessLog.output, clock });
@@ -99,14 +102,14 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
         onIngressClientError: (status, code) => recordIngressRejection(metrics, code, status),
       });
       metricsListener = await listenMetrics(config, metrics, httpOptions);
-      services = (deps.services ?? []).map((make) => make(appContext));
+      services = [...(grpc ? [grpc] : []), ...(deps.services ?? []).map((make) => make(appContext))];
       for (const service of services) await service.start();
     } catch (error) {
       await stop(0);
       throw error;
     }
 
-    const addresses = boundAddresses(listeners, metricsListener);
+    const addresses = [...boundAddresses(listeners, metricsListener), ...(grpc?.address() ? [grpc.address()!] : [])];
     logger.info("spool_started", { version: deps.version, backend: config.backend, listeners: addresses.map((a) => `${a.name}=${a.host}:${a.port}`) });
     return { addresses };
   }

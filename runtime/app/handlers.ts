@@ -1,17 +1,30 @@
 // The three mounts' request handlers, each built by its feature from the app's parts: ingress, the
 // Pull API, and the admin listener (its front door, health, and the Admin API's routes), each with a
-// SERVER span per request when tracing runs.
+// SERVER span per request when tracing runs; and the Pull API's operations the HTTP mount and the gRPC
+// worker service share.
 import { createAdminFront } from "../admin/front.js";
 import type { MountHandler, MountName } from "../http/listeners.js";
 import { currentBackpressure } from "../ingress/backpressure.js";
 import { createIngressHandler } from "../ingress/handler.js";
 import type { MemoryFootprint } from "../observability/store-metrics.js";
 import { createPullHandler } from "../pull/http.js";
-import { createPullOps } from "../pull/ops.js";
+import { createPullOps, type PullOps } from "../pull/ops.js";
 import type { LiveState } from "./live.js";
 import type { AppContext, AppDeps } from "./types.js";
 
-export function mountHandlers(context: AppContext, live: LiveState, memoryFootprint: MemoryFootprint, deps: AppDeps): Record<MountName, MountHandler> {
+/** The Pull API's operations, one instance behind the HTTP binding and the gRPC worker service. */
+export function appPullOps(context: AppContext, live: LiveState): PullOps {
+  const pullLogger = context.logger.child({ component: "pull" });
+  return createPullOps({
+    store: context.store,
+    clock: context.clock,
+    metrics: context.metrics,
+    limits: () => live.current().pull.limits,
+    onStoreError: (operation, error) => pullLogger.error("pull_store_failed", { operation, error }),
+  });
+}
+
+export function mountHandlers(context: AppContext, live: LiveState, pullOps: PullOps, memoryFootprint: MemoryFootprint, deps: AppDeps): Record<MountName, MountHandler> {
   const { store, clock, metrics, logger, queueStats } = context;
   const ingress = createIngressHandler({
     state: () => live.current().ingress,
@@ -24,20 +37,13 @@ export function mountHandlers(context: AppContext, live: LiveState, memoryFootpr
     logger: logger.child({ component: "ingress" }),
     backpressure: () => currentBackpressure(live.current().config, queueStats),
   });
-  const pullLogger = logger.child({ component: "pull" });
   const pull = createPullHandler({
     state: () => live.current().pull,
     rateLimits: live.pullRateLimits,
     metrics,
     clock,
     shutdownSignal: context.shutdownSignal,
-    ops: createPullOps({
-      store,
-      clock,
-      metrics,
-      limits: () => live.current().pull.limits,
-      onStoreError: (operation, error) => pullLogger.error("pull_store_failed", { operation, error }),
-    }),
+    ops: pullOps,
   });
   const admin = createAdminFront({
     tokens: () => live.current().adminTokens,

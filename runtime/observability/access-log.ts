@@ -13,10 +13,12 @@ export interface AccessLogEntry {
   listener: ListenerName | string;
   method: string;
   path: string;
-  status: number;
+  /** The HTTP status; for a gRPC call, its status name (`OK`, `NOT_FOUND`, …). */
+  status: number | string;
   duration_ms: number;
-  bytes_in: number;
-  bytes_out: number;
+  /** Bytes on the connection for this request; left out for gRPC calls, which share their connection. */
+  bytes_in?: number;
+  bytes_out?: number;
   remote: string;
 }
 

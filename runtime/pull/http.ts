@@ -3,17 +3,17 @@
 // (docs/api.md "Pull API"); bodies are strict JSON (unknown fields and trailing documents are 400
 // invalid_body), the stream's query is checked before the rate limit takes its one token.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { apiError, retryAfterHeader, shortPath } from "../errors.js";
+import { apiError, shortPath } from "../errors.js";
 import { readBody } from "../http/body.js";
 import { parseStrictJson, type BodySchema } from "../http/json.js";
 import { sendEmpty, sendJson, sendJsonText } from "../http/respond.js";
-import { matchesAny, secretDigest } from "../auth/constant-time.js";
-import { BEARER_CHALLENGE, extractBearerToken } from "../auth/token.js";
+import { extractBearerToken } from "../auth/token.js";
 import { dequeueStatusLabel, type SpoolMetrics } from "../observability/metrics.js";
 import type { RateLimitRegistry } from "../ratelimit/registry.js";
 import type { LeasedMessage } from "../store/records.js";
 import type { Clock } from "../time/clock.js";
 import { setRequestRoute } from "../tracing/tracing.js";
+import { authenticate, authorize, routeAt, takeRateLimit } from "./access.js";
 import { encodeDequeueReply } from "./encode.js";
 import type { LeaseReply, PullDequeueRequest, PullOps } from "./ops.js";
 import type { PullRoute, PullState } from "./state.js";
@@ -51,28 +51,19 @@ export function createPullHandler(deps: PullHttpDeps) {
       const allow = op === STREAM_OP ? "GET" : "POST";
       throw apiError("method_not_allowed", `${op === STREAM_OP ? "the stream" : "the Pull API"} takes ${allow}`, { headers: { Allow: allow }, closeConnection: true });
     }
-    // The token is hashed once for both lists it is checked against (constant-time.ts).
-    const token = extractBearerToken(req.headers);
-    const digest = typeof token === "string" ? secretDigest(token) : undefined;
-    if (typeof token !== "string" || matchesAny(token, state.knownTokens, digest) < 0) {
-      throw apiError("unauthorized", "missing or invalid bearer token", { headers: { "WWW-Authenticate": BEARER_CHALLENGE }, closeConnection: true });
-    }
-
-    const pullRoute = state.routes.get(endpoint);
-    if (!pullRoute) throw apiError("not_found", `no pull route at ${shortPath(endpoint || path)}`, { closeConnection: true });
+    const caller = authenticate(state, extractBearerToken(req.headers));
+    const pullRoute = routeAt(state, endpoint, shortPath(endpoint || path));
     // Every dequeue on a known route is counted once, by the status its answer went out with; one
     // the client abandoned before any answer (closed, never finished) is not counted.
     if (op === "dequeue") {
       const route = pullRoute.route.path;
       res.once("finish", () => deps.metrics.pull.dequeue.inc({ route, status: dequeueStatusLabel(res.statusCode) }));
     }
-    if (matchesAny(token, pullRoute.tokens, digest) < 0) {
-      throw apiError("forbidden", "this token is not allowed for this route", { closeConnection: true });
-    }
+    authorize(caller, pullRoute);
     if (op === STREAM_OP) {
       setRequestRoute(req, `${endpoint}/${op}`);
       const request = parseStreamQuery(req.url);
-      takeRateToken(token);
+      takeRateLimit(deps.rateLimits, caller);
       return serveStream(deps, req, res, pullRoute.route.path, request, state.stream);
     }
     if (!OPS.has(op)) throw apiError("not_found", `unknown Pull API operation ${JSON.stringify(shortPath(op))}`, { closeConnection: true });
@@ -80,17 +71,10 @@ export function createPullHandler(deps: PullHttpDeps) {
 
     // Read first (bodies are small), so a refused request leaves the keep-alive connection usable.
     const body = await readBody(req, { maxBytes: MAX_PULL_BODY_BYTES });
-    takeRateToken(token);
+    takeRateLimit(deps.rateLimits, caller);
     if (op === "dequeue") await dequeue(req, res, pullRoute, body);
     else sendReply(res, await settle(op, pullRoute, body));
   };
-
-  function takeRateToken(token: string): void {
-    const take = deps.rateLimits.get(token)?.take();
-    if (take && !take.ok) {
-      throw apiError("rate_limited", "pull_api rate limit exceeded for this token", { headers: retryAfterHeader(take.retryAfterSeconds) });
-    }
-  }
 
   async function dequeue(req: IncomingMessage, res: ServerResponse, pullRoute: PullRoute, body: Buffer): Promise<void> {
     const parsed = parseStrictJson(body, DEQUEUE_BODY, { allowEmpty: true });

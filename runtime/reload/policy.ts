@@ -12,6 +12,7 @@ const RESTART_REQUIRED: readonly [name: string, pick: (c: SpoolConfig) => unknow
   ["pull_api.listen", (c) => c.pullApi.listen.address],
   ["pull_api.prefix", (c) => c.pullApi.prefix],
   ["pull_api.tls", (c) => c.pullApi.tls],
+  ["pull_api.grpc_listen", (c) => c.pullApi.grpcListen],
   ["admin_api.listen", (c) => c.adminApi.listen.address],
   ["admin_api.prefix", (c) => c.adminApi.prefix],
   ["admin_api.tls", (c) => c.adminApi.tls],

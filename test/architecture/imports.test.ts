@@ -64,7 +64,7 @@ layers("cli/release/ and verify-release import only node: modules and cli/releas
 // sibling feature, and a shared folder imports no feature: what two features need lives in a
 // shared folder. app/ wires the folders together and is imported by none of them (only by cli/).
 // Every folder is one of the three (docs/architecture.md "Layout").
-const runtimeFeatures = ["admin", "delivery", "ingress", "pull", "reload"];
+const runtimeFeatures = ["admin", "delivery", "grpc", "ingress", "pull", "reload"];
 const runtimeShared = ["auth", "http", "observability", "ratelimit", "secrets", "store", "time", "tracing"];
 const runtimeComposition = ["app"];
 // The error catalogue is the one loose file in runtime/ (every API answers from it); nothing else is.

@@ -1,0 +1,64 @@
+// Two `spool run` processes on one PostgreSQL database serve the gRPC worker service: a Dequeue
+// long poll on one wakes for a message ingested by the other (PostgreSQL NOTIFY), and a batch of
+// leases taken on one is acked through the other.
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { PgSchemas } from "../helpers/pg-schema.js";
+import { postgresTestDsn, reportSkipped } from "../helpers/skip.js";
+import { makeTempDir } from "../helpers/temp-dir.js";
+import { call } from "../app/helpers/http.js";
+import { freePort, spawnSpool, stopSpool, waitHealthy, type SpoolProcess } from "../app/helpers/spool-process.js";
+import { freePorts, spoolfileText, urls, writeSpoolfile } from "../app/helpers/spoolfile.js";
+import { workerClient, type WorkerClient } from "./helpers/client.js";
+
+const SUITE = "spool run: the gRPC worker service on PostgreSQL";
+const dsn = postgresTestDsn();
+
+if (!dsn) {
+  reportSkipped(SUITE, 1, "SPOOL_TEST_POSTGRES_DSN is not set");
+  suite(`${SUITE} (skipped)`).run();
+} else {
+  const temp = makeTempDir("grpc-pg");
+  const schemas = new PgSchemas(dsn, "spool_grpc");
+  const schema = schemas.next();
+  const instances: { proc: SpoolProcess; ingress: string; worker: WorkerClient }[] = [];
+  const test = suite(SUITE);
+
+  test.before(async () => {
+    for (const name of ["one", "two"]) {
+      const ports = await freePorts();
+      const grpcPort = await freePort();
+      const text = spoolfileText(ports, "/hooks/a { queue postgres; pull { path /a } }", { pullExtra: `; grpc_listen 127.0.0.1:${grpcPort}` });
+      const proc = spawnSpool(["run", "--config", writeSpoolfile(temp.path, text, `Spoolfile.${name}`), "--postgres-dsn", dsn], { env: { SPOOL_POSTGRES_SCHEMA: schema } });
+      instances.push({ proc, ingress: urls(ports).ingress, worker: workerClient(`127.0.0.1:${grpcPort}`, "pull-token") });
+      await waitHealthy(proc, urls(ports).admin);
+    }
+  });
+
+  test.after(async () => {
+    for (const { proc, worker } of instances) {
+      worker.close();
+      assert.is((await stopSpool(proc)).code, 0, proc.output().slice(-2000));
+    }
+    await schemas.dropAll();
+    temp.cleanup();
+  });
+
+  test("a long poll on one instance wakes for a message ingested on the other; leases settle on either", async () => {
+    const [one, two] = instances;
+    const waiting = one.worker.call("Dequeue", { endpoint: "/a", max_wait: { seconds: 10 } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const posted = await call(`${two.ingress}/hooks/a`, { body: "cross" });
+    const { items } = await waiting;
+    assert.equal(items.map((item: { id: string }) => item.id), posted.json.ids);
+
+    for (let i = 0; i < 5; i++) await call(`${one.ingress}/hooks/a`, { body: `m${i}` });
+    const batch = await two.worker.call("Dequeue", { endpoint: "/a", batch: 32 });
+    assert.is(batch.items.length, 5);
+    const leases = [items[0].lease_id, ...batch.items.map((item: { lease_id: string }) => item.lease_id)];
+    assert.equal(await one.worker.call("Ack", { endpoint: "/a", lease_ids: leases }), { acked: 6, conflicts: [] });
+    assert.equal((await two.worker.call("Dequeue", { endpoint: "/a" })).items, []);
+  });
+
+  test.run();
+}
