@@ -3,6 +3,7 @@ import { cac } from "cac";
 import { runConfigDiff } from "./commands/config-diff.js";
 import { runConfigFmt } from "./commands/config-fmt.js";
 import { runConfigValidate } from "./commands/config-validate.js";
+import { runMcpServe } from "./commands/mcp-serve.js";
 import { runCommand } from "./commands/run.js";
 import { processOutput } from "./io.js";
 import { spoolVersion } from "./version.js";
@@ -23,7 +24,7 @@ function givenValue(args: readonly string[], flag: string): string | undefined {
 // cac matches one word per command; `spool config fmt` is registered as the command "config fmt"
 // and the two words are joined before parsing.
 const argv = [...process.argv];
-if (argv[2] === "config" && argv[3] !== undefined && !argv[3].startsWith("-")) argv.splice(2, 2, `config ${argv[3]}`);
+if ((argv[2] === "config" || argv[2] === "mcp") && argv[3] !== undefined && !argv[3].startsWith("-")) argv.splice(2, 2, `${argv[2]} ${argv[3]}`);
 
 const cli = cac("spool");
 let pending: Promise<number> | undefined;
@@ -77,6 +78,21 @@ cli
   .action((flags: { config: string; db: string; postgresDsn?: string; pidFile?: string; watch?: boolean; logLevel?: string; dotenv?: string }) => {
     exitWhenDone = true;
     pending = runCommand({ ...flags, config: String(flags.config), db: String(flags.db) });
+  });
+
+cli
+  .command("mcp serve", "MCP server for AI tooling on stdin/stdout (docs/mcp.md); read tools only unless enabled")
+  .option("--config <file>", "The only Spoolfile the tools read or write", { default: DEFAULT_CONFIG })
+  .option("--db <path>", "SQLite database (sqlite backend; never created)", { default: "./.data/spool.db" })
+  .option("--role <role>", "read, operate or admin", { default: "read" })
+  .option("--enable-mutations", "Allow the tools that change the queue or the config")
+  .option("--enable-runtime-control", "Allow the instance_* tools")
+  .option("--principal <name>", "Who is acting: bound to every mutation and audit line")
+  .option("--pid-file <path>", "The pid file the instance_* tools use", { default: "./spool.pid" })
+  .option("--admin-endpoint-allowlist <list>", "Comma-separated host:port or http(s)://host[:port][/path] the tools may call")
+  .action((flags: { config: string; db: string; role: string; enableMutations?: boolean; enableRuntimeControl?: boolean; principal?: string; pidFile: string; adminEndpointAllowlist?: string }) => {
+    exitWhenDone = true;
+    pending = runMcpServe({ ...flags, config: String(flags.config), db: String(flags.db), pidFile: String(flags.pidFile), role: String(flags.role) });
   });
 
 cli.help();

@@ -8,11 +8,10 @@ import { answerStoreError, ApiError, apiError, toApiError } from "../errors.js";
 import { ClientGoneError, readBody } from "../http/body.js";
 import { sendError, sendJson } from "../http/respond.js";
 import type { AuditMetadata, AuditRecord } from "./audit-record.js";
-import { checkAuditHeaders, readAuditHeaders, type AuditContext } from "./audit-headers.js";
+import { readAuditHeaders, type AuditContext } from "./audit-headers.js";
 import { DEFAULT_ADMIN_MAX_BODY_BYTES, type AdminDeps } from "./deps.js";
 import { countPublishRefusal } from "./publish.js";
-import type { AdminRequest } from "./request.js";
-import { matchRoute, type Method } from "./routes.js";
+import { adminRequest, resolveAdminOperation, runAdminMutation } from "./operations.js";
 
 export type { AdminDeps, ApplyConfigOutcome } from "./deps.js";
 export type { AuditRecord } from "./audit-record.js";
@@ -44,50 +43,41 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
     } catch {
       return false;
     }
-    const match = matchRoute(url.pathname);
-    if (!match) return false;
     const method = (req.method ?? "GET").toUpperCase();
-    // HEAD is GET without the body (RFC 9110 §9.3.2; node:http leaves the body out of the reply).
-    const handler = match.entry.methods[(method === "HEAD" ? "GET" : method) as Method];
-    if (!handler) {
-      const methods = Object.keys(match.entry.methods);
-      const allow = (methods.includes("GET") ? [...methods, "HEAD"] : methods).join(", ");
+    const operation = resolveAdminOperation(method, url.pathname);
+    if (operation.kind === "unknown_path") return false;
+    if (operation.kind === "method_not_allowed") {
+      const { allow } = operation;
       sendError(res, apiError("method_not_allowed", `${method} is not allowed on ${url.pathname}; use ${allow}`, { headers: { Allow: allow } }));
       return true;
     }
 
     let bodyRead: Promise<Buffer> | undefined;
-    const request: AdminRequest = {
-      req,
-      method,
-      pathname: url.pathname,
-      query: url.searchParams,
-      params: match.params,
-      config: deps.getConfig(),
+    const request = adminRequest(
       deps,
-      body: () => (bodyRead ??= readBody(req, { maxBytes: maxBodyBytes })),
-    };
+      { method, pathname: url.pathname, query: url.searchParams, headers: req.headers, body: () => (bodyRead ??= readBody(req, { maxBytes: maxBodyBytes })) },
+      operation.params,
+    );
 
-    if ("read" in handler) {
+    if (operation.kind === "read") {
       try {
-        sendJson(res, 200, await handler.read(request));
+        sendJson(res, 200, await operation.handler(request));
       } catch (thrown) {
         answerFailure(res, thrown);
       }
       return true;
     }
 
-    const { mutation } = handler;
+    const mutation = operation.handler;
     const startedMs = deps.clock.now();
     // The body is read before any rule so the audit record hashes what was actually sent.
     let bodyBytes: Buffer = Buffer.alloc(0);
     let audit: AuditContext | undefined;
     try {
       bodyBytes = await request.body();
-      audit = checkAuditHeaders(req, request.config.defaults.publishPolicy);
-      const result = await mutation.run(request, audit);
-      sendJson(res, 200, { ...result.body, audit });
-      writeAudit("ok", result.metadata);
+      const outcome = await runAdminMutation(request, mutation, request.config.defaults.publishPolicy, (checked) => (audit = checked));
+      sendJson(res, 200, outcome.body);
+      writeAudit("ok", outcome.metadata);
     } catch (thrown) {
       if (thrown instanceof ClientGoneError) {
         // Nothing was done and nobody waits for an answer; the attempt stays on the audit trail.
@@ -96,7 +86,7 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
         return true;
       }
       const error = answerFailure(res, thrown);
-      if ("publish" in handler && handler.publish) countPublishRefusal(deps, error, handler.scopedPublish === true);
+      if (operation.publish) countPublishRefusal(deps, error, operation.scopedPublish);
       writeAudit(error.code, { kind: "refused", operation: mutation.tool });
     }
     return true;
