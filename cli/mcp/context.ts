@@ -37,6 +37,8 @@ export interface AdminCallSpec {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   audit?: CallAudit;
+  /** Per attempt (default 5 s). */
+  timeoutMs?: number;
   /** SQLite binding of a management write: what "applied" means here (compile, and reload when asked). */
   applyConfigText?: (text: string) => Promise<ApplyConfigOutcome>;
 }
@@ -92,6 +94,7 @@ export class SessionState {
       pathWithQuery: spec.path + querySuffix(spec.query),
       body: spec.body,
       headers,
+      timeoutMs: spec.timeoutMs,
     });
   }
 

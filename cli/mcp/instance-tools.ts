@@ -38,7 +38,7 @@ const status: ToolDef = {
     if (pid === undefined) return { result: { running: false, summary: `not running (no live process in ${pidFile})` } };
     let adminOk = false;
     try {
-      adminOk = (await servingFingerprint(ctx.state, ctx.config().config)) !== undefined;
+      adminOk = (await servingFingerprint(ctx.state, ctx.config().config, durationArg(args, "timeout", 2000))) !== undefined;
     } catch {
       adminOk = false;
     }

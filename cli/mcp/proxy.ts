@@ -69,6 +69,8 @@ export interface ProxyRequest {
   pathWithQuery: string;
   body?: unknown;
   headers?: Record<string, string>;
+  /** Per attempt; default 5 s. */
+  timeoutMs?: number;
 }
 
 export interface ProxyResponse {
@@ -110,7 +112,7 @@ function sendOnce(url: URL, endpoint: AdminEndpoint, request: ProxyRequest): Pro
       {
         method: request.method,
         headers,
-        timeout: TIMEOUT_MS,
+        timeout: request.timeoutMs ?? TIMEOUT_MS,
         agent: false,
         ...(url.protocol === "https:" ? { rejectUnauthorized: !isLoopbackHost(url.hostname.replace(/^\[|\]$/g, "")) } : {}),
       },
@@ -132,7 +134,7 @@ function sendOnce(url: URL, endpoint: AdminEndpoint, request: ProxyRequest): Pro
         res.on("error", reject);
       },
     );
-    req.on("timeout", () => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000}s`)));
+    req.on("timeout", () => req.destroy(new Error(`no answer within ${(request.timeoutMs ?? TIMEOUT_MS) / 1000}s`)));
     req.on("error", reject);
     req.end(body);
   });

@@ -37,9 +37,9 @@ export function runningPid(pidFile: string): number | undefined {
 }
 
 /** The fingerprint the instance serves, or undefined when it does not answer. */
-export async function servingFingerprint(state: SessionState, config: SpoolConfig): Promise<string | undefined> {
+export async function servingFingerprint(state: SessionState, config: SpoolConfig, timeoutMs?: number): Promise<string | undefined> {
   try {
-    const response = await state.apiCall(config, { method: "GET", path: "/healthz", query: { details: 1 } });
+    const response = await state.apiCall(config, { method: "GET", path: "/healthz", query: { details: 1 }, timeoutMs });
     const fingerprint = (response.body as { diagnostics?: { config?: { fingerprint?: unknown } } } | null)?.diagnostics?.config?.fingerprint;
     return typeof fingerprint === "string" ? fingerprint : undefined;
   } catch (error) {

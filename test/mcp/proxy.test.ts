@@ -3,6 +3,10 @@
 // call, reads retried on 5xx and mutations not, and --admin-endpoint-allowlist checked before
 // anything is sent.
 import { createServer, type Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import { readFileSync } from "node:fs";
+import { networkInterfaces } from "node:os";
+import { makeTlsMaterial } from "../helpers/tls-material.js";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -142,6 +146,41 @@ test("reads are retried on 5xx (three attempts), mutations are not; Admin errors
   assert.equal(hits, ["POST /dlq/delete Bearer admin-token"]);
   await client.close();
   server.close();
+});
+
+test("TLS: an untrusted certificate is accepted on loopback only", async () => {
+  const tls = makeTlsMaterial();
+  const external = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === "IPv4" && !a.internal)?.address;
+  let hits = 0;
+  const server = createHttpsServer({ cert: readFileSync(tls.file("stranger.pem")), key: readFileSync(tls.file("stranger.key")) }, (req, res) => {
+    hits++;
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end('{"items":[]}');
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, "0.0.0.0", resolve));
+  const tlsBlock = `tls { cert_file ${tls.file("stranger.pem")}; key_file ${tls.file("stranger.key")} }`;
+  try {
+    for (const host of ["127.0.0.1", ...(external ? [external] : [])]) {
+      const ports = await freePorts();
+      const text = spoolfile({ ...ports, admin: port }, "memory").replace(`admin_api { listen 127.0.0.1:${port};`, `admin_api { listen ${host}:${port}; ${tlsBlock};`);
+      const configPath = writeSpoolfile(temp.path, text, `tls-${host}.Spoolfile`);
+      const client = await McpClient.session(["--config", configPath]);
+      const reply = await client.call("dlq_list", {});
+      await client.close();
+      if (host === "127.0.0.1") assert.equal([reply.isError, reply.structured], [false, { items: [] }]);
+      else {
+        assert.ok(reply.isError, host);
+        assert.match(reply.text, /certificate/, reply.text);
+      }
+    }
+    assert.is(hits, 1);
+  } finally {
+    server.close();
+    tls.cleanup();
+  }
 });
 
 test("an invalid config: queue tools fail naming the config, config tools still answer", async () => {
