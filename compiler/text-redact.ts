@@ -1,7 +1,7 @@
 // Spoolfile text as the MCP server may show it (docs/mcp.md "Redaction"): the same text with every
 // value that can be a credential replaced by `(redacted)`. Which arguments those are is decided on
 // the parsed tree, not by pattern over the text: `raw:` secret values, `auth basic` passwords,
-// `header` values (match, deliver, tracing), exec `env` values, `vars` values, and in every argument
+// `header` values (match, deliver, tracing), exec `env` values and arguments, `vars` values, and in every argument
 // URL passwords, URL query values and `{$NAME:default}` defaults.
 import { parseSpoolfile, type Arg, type Diagnostic, type Directive, type Item } from "../grammar/index.js";
 import { redactUrl, URL_REDACTED } from "./url-redact.js";
@@ -23,6 +23,8 @@ function hiddenWhole(directive: Directive, index: number, ancestors: readonly st
   if (parent === "env") return true;
   if (name === "env" && index >= 1) return true;
   if (name === "header" && index >= 1) return true;
+  // An exec program's arguments may carry credentials of their own (config diff --semantic hides them too).
+  if (name === "deliver" && directive.args[0]?.value === "exec" && index >= 2) return true;
   if (name === "auth" && directive.args[0]?.value === "basic" && index >= 2) return true;
   if (name === "basic" && parent === "auth" && index >= 1) return true;
   return false;

@@ -27,7 +27,7 @@ observability {
 /b {
   auth token "raw:quoted-raw-secret"
   auth token env:TOKEN_ENV
-  deliver exec "/bin/true" { env DB_PASSWORD exec-secret }
+  deliver exec "/bin/true" --token=arg-secret { env DB_PASSWORD exec-secret }
 }
 /c {
   auth hmac raw:{$HMAC:placeholder-default}
@@ -37,10 +37,10 @@ observability {
 
 test("every credential value is replaced; names, references and comments stay", () => {
   const shown = redactSpoolfileText(TEXT);
-  for (const secret of ["s3cr3t-var", "tracing-key", "basic-pw", "q-secret", "deliver-secret", "quoted-raw-secret", "exec-secret", "placeholder-default"]) {
+  for (const secret of ["s3cr3t-var", "tracing-key", "basic-pw", "q-secret", "deliver-secret", "quoted-raw-secret", "exec-secret", "arg-secret", "placeholder-default"]) {
     assert.not.ok(shown.includes(secret), secret);
   }
-  for (const kept of ["# keep this comment", "TOKEN (redacted)", '"alice" "(redacted)"', "?sig=(redacted)&plain=", '"raw:(redacted)"', "env:TOKEN_ENV", "env DB_PASSWORD (redacted)", "https://otel.example.com", "raw:(redacted)"]) {
+  for (const kept of ["# keep this comment", "TOKEN (redacted)", '"alice" "(redacted)"', "?sig=(redacted)&plain=", '"raw:(redacted)"', "env:TOKEN_ENV", "env DB_PASSWORD (redacted)", 'deliver exec "/bin/true" (redacted)', "https://otel.example.com", "raw:(redacted)"]) {
     assert.ok(shown.includes(kept), kept);
   }
   // Still a Spoolfile: it parses and formats.
