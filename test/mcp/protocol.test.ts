@@ -6,6 +6,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { spoolBin } from "../helpers/repo.js";
 import { makeTempDir } from "../helpers/temp-dir.js";
 import { expectedHash, McpClient } from "./mcp-client.js";
 
@@ -295,6 +298,23 @@ test("rotate_secret: per-operation arguments refused before anything is sent", a
   // The value is left out of the hash.
   assert.is(lines[3].input_hash, expectedHash({ operation: "add", name: "pool" }));
   assert.not.ok(admin.stderr().includes('"v"'));
+});
+
+test("the SDK's own client (what desktop clients use) connects, lists and calls", async () => {
+  const client = new Client({ name: "spool-test", version: "1" });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [spoolBin, "mcp", "serve", ...base], stderr: "pipe" });
+  await client.connect(transport);
+  try {
+    assert.is(client.getServerVersion()?.name, "spool");
+    const { tools } = await client.listTools();
+    assert.equal(tools.map((t) => t.name).sort(), READ_TOOLS);
+    const compiled = await client.callTool({ name: "config_compile", arguments: {} });
+    assert.is((compiled.structuredContent as { ok: boolean }).ok, true);
+    const refused = await client.callTool({ name: "messages_cancel", arguments: { ids: ["x"], reason: "r" } });
+    assert.is(refused.isError, true);
+  } finally {
+    await client.close();
+  }
 });
 
 test("flags: an unknown flag or role exits 2", async () => {
