@@ -193,6 +193,24 @@ test("dlq tools act on the dead letter", async () => {
   assert.is((await adminGet("/dlq")).items.length, 0);
 });
 
+test("the other by-id tools: resume, requeue and dlq_delete, each served by the instance", async () => {
+  const [target] = ((await read.ok("messages_list", { route: "/hooks/jobs", state: "queued" })).items as { id: string }[]).map((m) => m.id);
+  assert.is((await operate.ok("messages_cancel", { ids: [target], reason: "pause" })).canceled, 1);
+  assert.is((await operate.ok("messages_resume", { ids: [target], reason: "go on" })).resumed, 1);
+  assert.is((await operate.ok("messages_cancel", { ids: [target], reason: "pause again" })).canceled, 1);
+  const preview = await operate.ok("messages_requeue_by_filter", { route: "/hooks/jobs", state: "canceled", preview_only: true, reason: "count" });
+  assert.equal([preview.matched, preview.changed], [1, 0]);
+  assert.is((await operate.ok("messages_requeue", { ids: [target], reason: "retry" })).requeued, 1);
+  assert.is((await adminGet("/messages?state=queued&route=/hooks/jobs")).items.filter((m: { id: string }) => m.id === target).length, 1);
+  const leased = await pullCall(`${base.pull}/jobs`, "dequeue", "pull-token", { batch: 1 });
+  await pullCall(`${base.pull}/jobs`, "nack", "pull-token", { lease_id: leased.json.items[0].lease_id, dead: true });
+  const [dead] = (await read.ok("dlq_list")).items as { id: string }[];
+  assert.is((await operate.ok("dlq_delete", { ids: [dead.id], reason: "garbage" })).deleted, 1);
+  assert.is((await adminGet("/dlq")).items.length, 0);
+  const kinds = operate.auditLines().filter((l) => ["messages_resume", "messages_requeue", "dlq_delete"].includes(l.tool));
+  assert.equal(kinds.map((l) => [l.tool, l.result, l.metadata.changed]), [["messages_resume", "ok", 1], ["messages_requeue", "ok", 1], ["dlq_delete", "ok", 1]]);
+});
+
 test("a read-only session cannot change the file even through a leaked handle: the store is opened read-only", async () => {
   // Without --enable-mutations no mutating tool is listed or callable, and the database was opened
   // with SQLite's read-only flag: the instance still writes beside it.
