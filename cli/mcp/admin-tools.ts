@@ -10,7 +10,7 @@ import type { CallContext } from "./context.js";
 import { adminErrorMessage } from "./proxy.js";
 import { reloadInstance } from "./runtime-control.js";
 import { AUDIT, LABEL, object, PATH, str } from "./schema.js";
-import { ToolError, type Args, type ToolDef } from "./tool.js";
+import { ToolError, type Args, type ToolDef, type ToolOutcome } from "./tool.js";
 
 const RELOAD_TIMEOUT = { reload_timeout: str("How long a reload may take, e.g. 5s (default 5s)") };
 const DEFAULT_RELOAD_TIMEOUT_MS = 5000;
@@ -34,33 +34,36 @@ const configApply: ToolDef = {
     ["content", "reason"],
   ),
   check: (args) => void durationArg(args, "reload_timeout", DEFAULT_RELOAD_TIMEOUT_MS),
-  async run(args, ctx) {
-    const path = configPathOf(ctx.session, args);
-    const mode = (args.mode as string | undefined) ?? "preview_only";
-    const content = args.content as string;
-    const timeoutMs = durationArg(args, "reload_timeout", DEFAULT_RELOAD_TIMEOUT_MS);
-    const contentSha256 = configFingerprint(content);
-    const compiled = compileSpoolfile(content, path, { env: process.env, strictSecrets: mode !== "preview_only" });
-    const errors = diagnosticViews(compiled.diagnostics, "error");
-    const warnings = diagnosticViews(compiled.diagnostics, "warning");
-    const answer = (outcome: string, fields: { ok: boolean; applied: boolean; reloaded: boolean; rolled_back: boolean }) => ({
-      result: { ...fields, path, mode, errors, warnings, audit: ctx.auditResult() },
-      metadata: { kind: "config_mutation", operation: "config_apply", mode, outcome, content_sha256: contentSha256 },
-    });
-    if (!compiled.config || errors.length > 0) return answer("invalid", { ok: false, applied: false, reloaded: false, rolled_back: false });
-    if (mode === "preview_only") return answer("previewed", { ok: true, applied: false, reloaded: false, rolled_back: false });
-    const previous = await readFile(path).catch(() => undefined);
-    await writeFileAtomically(path, content).catch((error: Error) => {
-      throw new ToolError(`cannot write ${path}: ${error.message}; nothing was changed`, { kind: "config_mutation", operation: "config_apply", mode, outcome: "write_failed", content_sha256: contentSha256 });
-    });
-    if (mode === "write_only") return answer("written", { ok: true, applied: true, reloaded: false, rolled_back: false });
-    const reloaded = await reloadInstance(ctx.state, compiled.config, contentSha256, timeoutMs);
-    if (reloaded.ok) return answer("reloaded", { ok: true, applied: true, reloaded: true, rolled_back: false });
-    if (previous !== undefined) await writeFileAtomically(path, previous);
-    errors.push({ file: path, line: 1, col: 1, message: `${reloaded.detail}; the previous file was restored` });
-    return answer("rolled_back", { ok: false, applied: false, reloaded: false, rolled_back: true });
-  },
+  run: (args, ctx) => ctx.state.serializeFileWrite(() => applyConfig(args, ctx)),
 };
+
+/** config_apply: check, then by mode write and reload (docs/mcp.md). */
+async function applyConfig(args: Args, ctx: CallContext): Promise<ToolOutcome> {
+  const path = configPathOf(ctx.session, args);
+  const mode = (args.mode as string | undefined) ?? "preview_only";
+  const content = args.content as string;
+  const timeoutMs = durationArg(args, "reload_timeout", DEFAULT_RELOAD_TIMEOUT_MS);
+  const contentSha256 = configFingerprint(content);
+  const compiled = compileSpoolfile(content, path, { env: process.env, strictSecrets: mode !== "preview_only" });
+  const errors = diagnosticViews(compiled.diagnostics, "error");
+  const warnings = diagnosticViews(compiled.diagnostics, "warning");
+  const answer = (outcome: string, fields: { ok: boolean; applied: boolean; reloaded: boolean; rolled_back: boolean }) => ({
+    result: { ...fields, path, mode, errors, warnings, audit: ctx.auditResult() },
+    metadata: { kind: "config_mutation", operation: "config_apply", mode, outcome, content_sha256: contentSha256 },
+  });
+  if (!compiled.config || errors.length > 0) return answer("invalid", { ok: false, applied: false, reloaded: false, rolled_back: false });
+  if (mode === "preview_only") return answer("previewed", { ok: true, applied: false, reloaded: false, rolled_back: false });
+  const previous = await readFile(path).catch(() => undefined);
+  await writeFileAtomically(path, content).catch((error: Error) => {
+    throw new ToolError(`cannot write ${path}: ${error.message}; nothing was changed`, { kind: "config_mutation", operation: "config_apply", mode, outcome: "write_failed", content_sha256: contentSha256 });
+  });
+  if (mode === "write_only") return answer("written", { ok: true, applied: true, reloaded: false, rolled_back: false });
+  const reloaded = await reloadInstance(ctx.state, compiled.config, contentSha256, timeoutMs);
+  if (reloaded.ok) return answer("reloaded", { ok: true, applied: true, reloaded: true, rolled_back: false });
+  if (previous !== undefined) await writeFileAtomically(path, previous);
+  errors.push({ file: path, line: 1, col: 1, message: `${reloaded.detail}; the previous file was restored` });
+  return answer("rolled_back", { ok: false, applied: false, reloaded: false, rolled_back: true });
+}
 
 /** SQLite binding of a management write: the rewritten text must compile, and with write_and_reload the instance must serve it. */
 function applyFor(ctx: CallContext, mode: string, timeoutMs: number): (text: string) => Promise<ApplyConfigOutcome> {
@@ -109,13 +112,13 @@ function mappingTool(action: "upsert" | "delete"): ToolDef {
       const local = loaded.config.backend === "sqlite";
       const application = args.application as string;
       const endpointName = args.endpoint_name as string;
-      const body = await ctx.admin({
+      const body = await ctx.state.serializeFileWrite(() => ctx.admin({
         method: upsert ? "PUT" : "DELETE",
         path: `/applications/${encodeURIComponent(application)}/endpoints/${encodeURIComponent(endpointName)}`,
         body: upsert ? { route: args.route } : undefined,
         audit: ctx.audit,
         applyConfigText: applyFor(ctx, mode, durationArg(args, "reload_timeout", DEFAULT_RELOAD_TIMEOUT_MS)),
-      });
+      }));
       const applied = body.applied === true;
       const endpoint = (body.endpoint ?? {}) as { route?: string };
       const reloaded = applied && (!local || mode === "write_and_reload");

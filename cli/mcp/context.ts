@@ -45,6 +45,7 @@ export interface AdminCallSpec {
 
 export class SessionState {
   private store: { path: string; store: Store } | undefined;
+  private fileWrites: Promise<unknown> = Promise.resolve();
 
   constructor(readonly session: McpSession) {}
 
@@ -70,6 +71,13 @@ export class SessionState {
     } catch (error) {
       throw new ToolError(`store unavailable: ${(error as Error).message}`);
     }
+  }
+
+  /** One Spoolfile write at a time in this session (config_apply, the management mapping): two must not both read the same old text. */
+  serializeFileWrite<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.fileWrites.then(work, work);
+    this.fileWrites = next.catch(() => undefined);
+    return next;
   }
 
   async close(): Promise<void> {
