@@ -276,6 +276,17 @@ test("config_apply: preview, write_only, refused content, actor and reason rules
   for (const line of lines) assertNoSecret(JSON.stringify(line), "an audit line");
 });
 
+test("config_apply write_and_reload without a running instance: rolled back, the previous file restored", async () => {
+  const admin = await McpClient.session([...base, "--role", "admin", "--enable-mutations", "--principal", "alice"]);
+  const next = SPOOLFILE.replace("/hooks/c", "/hooks/c3");
+  const result = await admin.ok("config_apply", { content: next, mode: "write_and_reload", reload_timeout: "1s", reason: "try a reload" });
+  assert.equal([result.ok, result.applied, result.reloaded, result.rolled_back], [false, false, false, true]);
+  assert.match(JSON.stringify(result.errors), /no running instance/);
+  assert.is(readFileSync(configPath, "utf8"), SPOOLFILE);
+  await admin.close();
+  assert.equal(admin.auditLines().map((l) => [l.result, l.metadata.outcome]), [["ok", "rolled_back"]]);
+});
+
 test("rotate_secret: per-operation arguments refused before anything is sent", async () => {
   const admin = await McpClient.session([...base, "--role", "admin", "--enable-mutations", "--principal", "alice"]);
   const cases: [Record<string, unknown>, RegExp][] = [
