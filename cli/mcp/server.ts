@@ -38,7 +38,7 @@ function failure(message: string): CallToolResult {
 }
 
 /** Who and why of a mutating call; `actor` must be the principal (omitted: the principal). */
-function callAudit(tool: ToolDef, args: Args, session: McpSession): CallAudit | undefined {
+function callAudit(args: Args, session: McpSession): CallAudit | undefined {
   const principal = session.principal!;
   if (args.actor !== undefined && args.actor !== principal) {
     throw new ToolError(`argument "actor" must equal --principal ${JSON.stringify(principal)}, got ${JSON.stringify(args.actor)}`);
@@ -47,7 +47,6 @@ function callAudit(tool: ToolDef, args: Args, session: McpSession): CallAudit | 
   if (args.reason.trim() === "") throw new ToolError('argument "reason" must not be blank');
   const audit: CallAudit = { reason: args.reason, actor: principal };
   if (typeof args.request_id === "string") audit.request_id = args.request_id;
-  void tool;
   return audit;
 }
 
@@ -120,7 +119,7 @@ export function createMcpServer(session: McpSession, version: string): McpServer
     try {
       checkArgs(tool.input, args);
       tool.check?.(args);
-      const audit = audited ? callAudit(tool, args, session) : undefined;
+      const audit = audited ? callAudit(args, session) : undefined;
       const outcome = await tool.run(args, new CallContext(state, audit));
       record("ok", outcome.metadata ?? refused);
       return success(outcome.result);

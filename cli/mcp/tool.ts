@@ -1,6 +1,7 @@
 // What a tool is (docs/mcp.md "Tools"): its name, the role and flag it needs, whether it mutates, its
 // strict input schema, and what it runs. A tool's refusal is a ToolError: the message the client
 // reads, and the audit metadata when there is any to record.
+import type { CallContext } from "./context.js";
 import type { Role } from "./session.js";
 
 /** The subset of JSON Schema the tools use; `check` (args.ts) enforces exactly this. */
@@ -41,7 +42,7 @@ export interface ToolDef {
   input: ObjectSchema;
   /** Argument rules a schema cannot say (selectors, per-operation keys); throws ToolError. */
   check?(args: Args): void;
-  run(args: Args, ctx: import("./context.js").CallContext): Promise<ToolOutcome>;
+  run(args: Args, ctx: CallContext): Promise<ToolOutcome>;
 }
 
 export class ToolError extends Error {
