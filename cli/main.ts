@@ -19,7 +19,7 @@ function givenValue(args: readonly string[], flag: string): string | undefined {
 // cac matches one word per command; `spool config fmt` is registered as the command "config fmt"
 // and the two words are joined before parsing.
 const argv = [...process.argv];
-if (argv[2] === "config" && argv[3] !== undefined && !argv[3].startsWith("-")) argv.splice(2, 2, `config ${argv[3]}`);
+if ((argv[2] === "config" || argv[2] === "mcp") && argv[3] !== undefined && !argv[3].startsWith("-")) argv.splice(2, 2, `${argv[2]} ${argv[3]}`);
 
 // Start fast (docs/decisions.md D140): a command's modules load only when that command runs, so
 // `spool version` and `spool config fmt` never load the runtime (prom-client, undici, the stores,
@@ -105,6 +105,21 @@ cli
   .action((args: string[], flags: VerifyReleaseFlags) => {
     // Loaded only when it runs: node:crypto and node:fs, nothing of the runtime (docs/releases.md).
     pending = import("./commands/verify-release.js").then((m) => m.runVerifyRelease(args, flags));
+  });
+
+cli
+  .command("mcp serve", "MCP server for AI tooling on stdin/stdout (docs/mcp.md); read tools only unless enabled")
+  .option("--config <file>", "The only Spoolfile the tools read or write", { default: DEFAULT_CONFIG })
+  .option("--db <path>", "SQLite database (sqlite backend; never created)", { default: "./.data/spool.db" })
+  .option("--role <role>", "read, operate or admin", { default: "read" })
+  .option("--enable-mutations", "Allow the tools that change the queue or the config")
+  .option("--enable-runtime-control", "Allow the instance_* tools")
+  .option("--principal <name>", "Who is acting: bound to every mutation and audit line")
+  .option("--pid-file <path>", "The pid file the instance_* tools use", { default: "./spool.pid" })
+  .option("--admin-endpoint-allowlist <list>", "Comma-separated host:port or http(s)://host[:port][/path] the tools may call")
+  .action((flags: { config: string; db: string; role: string; enableMutations?: boolean; enableRuntimeControl?: boolean; principal?: string; pidFile: string; adminEndpointAllowlist?: string }) => {
+    exitWhenDone = true;
+    pending = import("./commands/mcp-serve.js").then((m) => m.runMcpServe({ ...flags, config: String(flags.config), db: String(flags.db), pidFile: String(flags.pidFile), role: String(flags.role) }));
   });
 
 cli.help();

@@ -8,9 +8,9 @@ import { createTwoFilesPatch, formatPatch, type StructuredPatch } from "diff";
 const MAX_DIFF_EDIT_LINES = 2_000;
 
 /** Unified diff of two (already formatted) texts; empty when they are equal. */
-export function unifiedDiff(oldText: string, newText: string, oldName: string, newName: string): string {
+export function unifiedDiff(oldText: string, newText: string, oldName: string, newName: string, context = 3): string {
   if (oldText === newText) return "";
-  return createTwoFilesPatch(oldName, newName, oldText, newText, "", "", { context: 3, maxEditLength: MAX_DIFF_EDIT_LINES }) ?? wholeFilePatch(oldText, newText, oldName, newName);
+  return createTwoFilesPatch(oldName, newName, oldText, newText, "", "", { context, maxEditLength: MAX_DIFF_EDIT_LINES }) ?? wholeFilePatch(oldText, newText, oldName, newName);
 }
 
 /** One hunk replacing every old line with every new one: still a patch `patch` applies. */

@@ -13,6 +13,7 @@ export { diffConfigs, renderChanges, type ConfigChange } from "./semantic-diff.j
 export { semanticChanges } from "./diff-masking.js";
 export { setRouteLabels, type EditResult, type RouteLabels } from "./edit.js";
 export { LOG_DIAGNOSTICS_HINT, logSafeDiagnostics } from "./log-diagnostics.js";
+export { redactSpoolfileText, spoolfileOutline, type OutlineEntry } from "./text-redact.js";
 export { writeFileAtomically, replaceFileAtomically, type Replacement } from "./rewrite.js";
 export { DEFAULTS } from "./defaults.js";
 export { isLoopbackHost } from "./values.js";

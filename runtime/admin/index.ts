@@ -8,12 +8,11 @@ import { answerStoreError, ApiError, apiError, toApiError } from "../errors.js";
 import { ClientGoneError, readBody } from "../http/body.js";
 import { sendEmpty, sendError, sendJson } from "../http/respond.js";
 import type { AuditMetadata, AuditRecord } from "./audit-record.js";
-import { checkAuditHeaders, readAuditHeaders, type AuditContext } from "./audit-headers.js";
+import { readAuditHeaders, type AuditContext } from "./audit-headers.js";
 import { DEFAULT_ADMIN_MAX_BODY_BYTES, type AdminDeps } from "./deps.js";
 import { countPublishRefusal } from "./publish.js";
-import type { AdminRequest } from "./request.js";
-import { matchRoute, type Method, type RouteEntry } from "./routes.js";
-import { setRequestRoute } from "../tracing/tracing.js";
+import { adminRequest, resolveAdminOperation, runAdminMutation } from "./operations.js";
+import { requestTraceContext, setRequestRoute } from "../tracing/tracing.js";
 
 export type { AdminDeps, ApplyConfigOutcome } from "./deps.js";
 export type { AuditRecord } from "./audit-record.js";
@@ -45,53 +44,43 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
     } catch {
       return false;
     }
-    const match = matchRoute(url.pathname);
-    if (!match) return false;
-    setRequestRoute(req, routeTemplate(match.entry));
     const method = (req.method ?? "GET").toUpperCase();
-    // HEAD is GET without the body (RFC 9110 §9.3.2; node:http leaves the body out of the reply).
-    const handler = match.entry.methods[(method === "HEAD" ? "GET" : method) as Method];
-    if (!handler) {
-      const methods = Object.keys(match.entry.methods);
-      const allow = (methods.includes("GET") ? [...methods, "HEAD"] : methods).join(", ");
+    const operation = resolveAdminOperation(method, url.pathname);
+    if (operation.kind === "unknown_path") return false;
+    setRequestRoute(req, operation.template);
+    if (operation.kind === "method_not_allowed") {
+      const { allow } = operation;
       sendError(res, apiError("method_not_allowed", `${method} is not allowed on ${url.pathname}; use ${allow}`, { headers: { Allow: allow } }));
       return true;
     }
 
     let bodyRead: Promise<Buffer> | undefined;
-    const request: AdminRequest = {
-      req,
-      method,
-      pathname: url.pathname,
-      query: url.searchParams,
-      params: match.params,
-      config: deps.getConfig(),
+    const request = adminRequest(
       deps,
-      body: () => (bodyRead ??= readBody(req, { maxBytes: maxBodyBytes })),
-    };
+      { method, pathname: url.pathname, query: url.searchParams, headers: req.headers, trace: requestTraceContext(req), body: () => (bodyRead ??= readBody(req, { maxBytes: maxBodyBytes })) },
+      operation.params,
+    );
 
-    if ("read" in handler) {
+    if (operation.kind === "read") {
       try {
-        sendJson(res, 200, await handler.read(request));
+        sendJson(res, 200, await operation.handler(request));
       } catch (thrown) {
         answerFailure(res, thrown);
       }
       return true;
     }
 
-    const { mutation } = handler;
+    const mutation = operation.handler;
     const startedMs = deps.clock.now();
     // The body is read before any rule so the audit record hashes what was actually sent.
     let bodyBytes: Buffer = Buffer.alloc(0);
     let audit: AuditContext | undefined;
     try {
       bodyBytes = await request.body();
-      audit = checkAuditHeaders(req, request.config.defaults.publishPolicy);
-      const result = await mutation.run(request, audit);
-      if (result.status === 204) sendEmpty(res, 204);
-      else if (result.status === 201) sendJson(res, 201, result.body);
-      else sendJson(res, 200, { ...result.body, audit });
-      writeAudit("ok", result.metadata);
+      const outcome = await runAdminMutation(request, mutation, request.config.defaults.publishPolicy, (checked) => (audit = checked));
+      if (outcome.status === 204) sendEmpty(res, 204);
+      else sendJson(res, outcome.status, outcome.body);
+      writeAudit("ok", outcome.metadata);
     } catch (thrown) {
       if (thrown instanceof ClientGoneError) {
         // Nothing was done and nobody waits for an answer; the attempt stays on the audit trail.
@@ -100,7 +89,7 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
         return true;
       }
       const error = answerFailure(res, thrown);
-      if ("publish" in handler && handler.publish) countPublishRefusal(deps, error, handler.scopedPublish === true);
+      if (operation.publish) countPublishRefusal(deps, error, operation.scopedPublish);
       writeAudit(error.code, refusedMetadata());
     }
     return true;
@@ -144,9 +133,4 @@ export function inputHash(method: string, pathWithQuery: string, body: Buffer): 
   hash.update(`${method} ${pathWithQuery}\n`);
   hash.update(body);
   return `sha256:${hash.digest("hex")}`;
-}
-
-/** A route's pattern as `http.route` shows it: `/messages/{id}` for the segment `:id`. */
-function routeTemplate(entry: RouteEntry): string {
-  return "/" + entry.pattern.map((segment) => (segment.startsWith(":") ? `{${segment.slice(1)}}` : segment)).join("/");
 }

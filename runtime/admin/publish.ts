@@ -10,7 +10,6 @@ import { answerStoreError, ApiError, apiError } from "../errors.js";
 import { parseStrictJson } from "../http/json.js";
 import type { NewMessage } from "../store/records.js";
 import { MAX_ENQUEUE_BATCH } from "../store/store.js";
-import { requestTraceContext } from "../tracing/tracing.js";
 import type { AuditScope } from "./audit-record.js";
 import type { AdminDeps } from "./deps.js";
 import { refuseQuery } from "./params.js";
@@ -143,7 +142,7 @@ function checkRouteModePolicy(route: Route, policy: PublishPolicy, itemIndex: nu
  * its own: their push attempts continue the Admin API call's trace (docs/operations.md "Tracing").
  */
 function withRequestTrace(request: AdminRequest, messages: NewMessage[]): NewMessage[] {
-  const trace = requestTraceContext(request.req);
+  const trace = request.trace;
   return trace ? messages.map((message) => ({ ...message, trace })) : messages;
 }
 

@@ -1,14 +1,17 @@
 // The per-request view every Admin handler gets: the config snapshot taken when the request
 // arrived (a reload mid-request does not change the rules it is judged by), path parameters,
 // the query and a body reader.
-import type { IncomingMessage } from "node:http";
+import type { IncomingHttpHeaders } from "node:http";
 import type { SpoolConfig } from "../../compiler/ir.js";
 import type { AuditMetadata } from "./audit-record.js";
 import type { AuditContext } from "./audit-headers.js";
 import type { AdminDeps } from "./deps.js";
 
 export interface AdminRequest {
-  readonly req: IncomingMessage;
+  /** The request headers (the audit headers are what mutations read). */
+  readonly headers: IncomingHttpHeaders;
+  /** The trace context of the request's span when tracing runs (a publish stores it with the message). */
+  readonly trace?: Record<string, string>;
   readonly method: string;
   readonly pathname: string;
   readonly query: URLSearchParams;

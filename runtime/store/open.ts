@@ -65,3 +65,13 @@ async function openBackend(spec: StoreSpec, { clock, onClockSkew }: StoreDeps, o
       throw new StoreError("invalid_argument", `unknown store backend ${String(spec.backend)}`);
   }
 }
+
+/**
+ * The SQLite file of an instance opened by a tool beside it (the MCP server's queue tools,
+ * docs/mcp.md): the file must exist, no pruning or trend sampling runs here (the instance does that),
+ * and it is read-only unless `readOnly` is false.
+ */
+export function openSqliteBeside(spec: StoreSpec, clock: Clock, readOnly: boolean): Store {
+  if (!spec.sqlitePath) throw new StoreError("invalid_argument", "the sqlite backend needs sqlitePath");
+  return openSqliteStore({ path: spec.sqlitePath, busyTimeoutMs: spec.sqliteBusyTimeoutMs ?? 5000, clock, observer: noopObserver, limits: spec, readOnly });
+}

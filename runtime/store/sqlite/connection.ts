@@ -77,11 +77,13 @@ export class SqliteConnection {
     busyTimeoutMs: number,
     readonly clock: Clock,
     private readonly observer: StoreObserver,
+    /** A reader beside the owning process: no writes, no checkpoints (docs/mcp.md). */
+    readonly readOnly = false,
   ) {
-    this.db = openSqliteDb(path, busyTimeoutMs, clock.now());
+    this.db = openSqliteDb(path, busyTimeoutMs, clock.now(), readOnly);
     this.sql = prepareStatements(this.db);
     this.dynamic = new StatementCache(this.db);
-    this.checkpointer = path === ":memory:" ? null : new BackgroundCheckpointer(path, observer);
+    this.checkpointer = path === ":memory:" || readOnly ? null : new BackgroundCheckpointer(path, observer);
   }
 
   assertOpen(): void {
@@ -141,6 +143,8 @@ export class SqliteConnection {
 
   /** Returns leases that ran out to queued, so a read sees what a dequeue would. */
   expireLeases(): void {
+    // A reader leaves expired leases to the owner, which returns them on its next read or dequeue.
+    if (this.readOnly) return;
     const nowMs = this.clock.now();
     this.write(() => this.sql.expireLeases.run(nowMs));
   }

@@ -9,7 +9,8 @@ import { applyMigration, SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "./migr
 
 export type SqliteDb = Database.Database;
 
-export function openSqliteDb(path: string, busyTimeoutMs: number, nowMs: number): SqliteDb {
+export function openSqliteDb(path: string, busyTimeoutMs: number, nowMs: number, readOnly = false): SqliteDb {
+  if (readOnly) return openReadOnly(path, busyTimeoutMs);
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   let db: SqliteDb;
   try {
@@ -40,6 +41,34 @@ export function openSqliteDb(path: string, busyTimeoutMs: number, nowMs: number)
   } catch (error) {
     db.close();
     throw sqliteStoreError(error, `cannot prepare SQLite database ${path}`);
+  }
+}
+
+/**
+ * A reader beside the process that owns the file (the MCP server's queue tools, docs/mcp.md): the
+ * file must exist, nothing is written (no migration, no pragma that changes the file), and the schema
+ * must be the one this build reads. WAL lets it read while `spool run` writes.
+ */
+function openReadOnly(path: string, busyTimeoutMs: number): SqliteDb {
+  let db: SqliteDb;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+  } catch (error) {
+    throw sqliteStoreError(error, `cannot open SQLite database ${path}`);
+  }
+  try {
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    const current = Number((db.prepare("SELECT max(version) AS v FROM schema_migrations").get() as { v: number | null }).v ?? 0);
+    if (current > SQLITE_SCHEMA_VERSION) {
+      throw new StoreError("schema_too_new", `SQLite database ${path} has schema version ${current}, newer than this Spool (${SQLITE_SCHEMA_VERSION}); refusing to open it`);
+    }
+    if (current < SQLITE_SCHEMA_VERSION) {
+      throw new StoreError("unavailable", `SQLite database ${path} has schema version ${current}; start spool run once to migrate it to ${SQLITE_SCHEMA_VERSION}`);
+    }
+    return db;
+  } catch (error) {
+    db.close();
+    throw sqliteStoreError(error, `cannot read SQLite database ${path}`);
   }
 }
 

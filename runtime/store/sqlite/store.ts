@@ -32,13 +32,15 @@ export interface SqliteStoreDeps {
   clock: Clock;
   observer: StoreObserver;
   limits: StoreLimits;
+  /** Open an existing file for reading only (docs/mcp.md): no migration, no background work, no writes. */
+  readOnly?: boolean;
 }
 
 export function openSqliteStore(deps: SqliteStoreDeps): Store {
-  const conn = new SqliteConnection(deps.path, deps.busyTimeoutMs, deps.clock, deps.observer);
+  const conn = new SqliteConnection(deps.path, deps.busyTimeoutMs, deps.clock, deps.observer, deps.readOnly === true);
   const ready = new ReadySignal(deps.clock);
   const cx: SqliteContext = { conn, sql: conn.sql, clock: deps.clock, limits: deps.limits, ready, observer: deps.observer };
-  applyDropPolicyIndex(cx);
+  if (!deps.readOnly) applyDropPolicyIndex(cx);
   const leases = new LeaseOps(cx);
 
   const ops: StoreOps = {

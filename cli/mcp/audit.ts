@@ -1,0 +1,47 @@
+// The audit line of a mutating tool (docs/mcp.md "Audit"): one JSON line on stderr per call,
+// whatever its outcome, with `input_hash` over the arguments as canonical JSON.
+import { createHash } from "node:crypto";
+import { redactProse } from "../../runtime/observability/redact.js";
+import type { AuditMetadataOut } from "./tool.js";
+
+/** Compact JSON with every object's keys sorted (JS sort order); values as JSON.stringify writes them. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.keys(value)
+      .sort()
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** `sha256:` + hex SHA-256 of the canonical arguments. */
+export function argumentsHash(args: Record<string, unknown>): string {
+  return `sha256:${createHash("sha256").update(canonicalJson(args)).digest("hex")}`;
+}
+
+export interface AuditLine {
+  timestamp: string;
+  principal: string;
+  role: string;
+  tool: string;
+  input_hash: string;
+  result: "ok" | "denied" | "error";
+  duration_ms: number;
+  reason?: string;
+  actor?: string;
+  request_id?: string;
+  error?: string;
+  metadata: AuditMetadataOut;
+}
+
+/** The line as written: credentials typed into the free-text fields masked, as the Admin API's audit lines do. */
+export function auditLineText(line: AuditLine): string {
+  const masked: AuditLine = { ...line };
+  for (const key of ["reason", "actor", "request_id", "error"] as const) {
+    if (masked[key] !== undefined) masked[key] = redactProse(masked[key]!);
+  }
+  return JSON.stringify(masked);
+}
