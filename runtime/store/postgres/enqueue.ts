@@ -1,6 +1,7 @@
 // Enqueue on PostgreSQL: calls made in the same moment are written by one transaction (group
 // commit). Admission against queue_limits.max_depth is exact across instances: enqueuers take turns
 // under an advisory lock and read the striped depth counter the triggers keep.
+import { isUtf8 } from "node:buffer";
 import { GroupCommitter, type PendingWrite } from "../group-commit.js";
 import type { StoreObserver } from "../observer.js";
 import { positiveOrNull } from "../options.js";
@@ -247,20 +248,36 @@ export class EnqueueWriter {
     return null;
   }
 
-  /** The parallel arrays INSERT_MESSAGES_AND_NOTIFY unnests, then the channel to notify. */
+  /**
+   * INSERT_MESSAGES_AND_NOTIFY's parameters: the rows as one JSON text, the payloads as one blob
+   * (text when the server keeps text as UTF-8 and the bytes are UTF-8 without NUL, which a text
+   * value cannot hold; else bytea), then the channel to notify.
+   */
   private insertParams(items: Batch, nowMs: number): never[] {
-    return [
-      items.map((m) => m.id),
-      items.map((m) => m.route),
-      items.map((m) => m.target),
-      items.map((m) => m.receivedAtMs ?? nowMs),
-      items.map((m) => m.nextRunAtMs ?? nowMs),
-      items.map((m) => Buffer.from(m.payload.buffer, m.payload.byteOffset, m.payload.byteLength).toString("hex")),
-      items.map((m) => JSON.stringify(m.headers)),
-      items.map((m) => (m.trace ? JSON.stringify(m.trace) : null)),
-      this.cx.channel,
-    ] as never[];
+    let at = 0;
+    const rows = items.map((m) => {
+      const row = {
+        id: m.id,
+        route: m.route,
+        target: m.target,
+        received_at: m.receivedAtMs ?? nowMs,
+        next_run_at: m.nextRunAtMs ?? nowMs,
+        at,
+        len: m.payload.byteLength,
+        headers: m.headers,
+        trace: m.trace ?? null,
+      };
+      at += m.payload.byteLength;
+      return row;
+    });
+    const bytes = items.length === 1 ? toBuffer(items[0].payload) : Buffer.concat(items.map((m) => m.payload), at);
+    const asText = this.cx.sql.parameters.server_encoding === "UTF8" && isUtf8(bytes) && !bytes.includes(0);
+    return [JSON.stringify(rows), asText ? bytes.toString("utf8") : null, asText ? null : bytes, this.cx.channel] as never[];
   }
+}
+
+function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** Takes `count` messages from the room left, or returns the queue_full refusal when they do not fit. */
