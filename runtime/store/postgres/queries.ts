@@ -44,16 +44,30 @@ export const EXPIRE_LEASES = `UPDATE messages SET state = 'queued', lease_until 
  * each element escaped, with every payload twice its size in hex (docs/benchmarks.md). Headers stay
  * the text JSON.stringify wrote (a json column keeps it), the sender's order included.
  */
-export const INSERT_MESSAGES_AND_NOTIFY = `
+export const INSERT_MESSAGES_AND_NOTIFY = insertMessagesSql(false);
+
+/**
+ * INSERT_MESSAGES_AND_NOTIFY, but only when the active depth (the striped counter's sum, read by
+ * this statement's own snapshot) is at most $5: the whole group fits under max_depth, or nothing
+ * is written and no row returned. Sent after the admission lock's statement, whose wait ends
+ * before this statement's snapshot is taken (docs/decisions.md D26).
+ */
+export const INSERT_MESSAGES_IF_ROOM = insertMessagesSql(true);
+
+function insertMessagesSql(ifRoom: boolean): string {
+  return `
 WITH inserted AS (
   INSERT INTO messages (id, route, target, state, received_at, next_run_at, attempt, payload, headers, trace)
   SELECT r.id, r.route, r.target, 'queued', r.received_at, r.next_run_at, 0, substring(p.bytes FROM r.at + 1 FOR r.len), r.headers, r.trace
   FROM json_to_recordset($1::text::json)
     AS r(id text, route text, target text, received_at int8, next_run_at int8, at int4, len int4, headers json, trace jsonb),
-    (SELECT coalesce(convert_to($2::text, 'UTF8'), $3::bytea) AS bytes) AS p
+    (SELECT coalesce(convert_to($2::text, 'UTF8'), $3::bytea) AS bytes) AS p${
+      ifRoom ? "\n  WHERE (SELECT coalesce(sum(active), 0) FROM queue_depth) <= $5::int8" : ""
+    }
   RETURNING route
 )
 SELECT pg_notify($4, r.route) FROM (SELECT DISTINCT route FROM inserted) AS r`;
+}
 
 /**
  * One statement per lease operation ($1 ids, $2 now, $3 route scope or null): `change` (a DELETE
