@@ -85,7 +85,7 @@ export function settleLeasesSql(change: string, settleKind: SettleKind | null): 
   return `
 WITH changed AS (
   ${change}
-  WHERE m.lease_id = v.lease_id AND (m.state || '') = 'leased' AND (m.lease_until + 0) > $2 AND ($3::text IS NULL OR m.route = $3)
+  WHERE m.lease_id = v.lease_id AND m.lease_id IS NOT NULL AND (m.state || '') = 'leased' AND (m.lease_until + 0) > $2 AND ($3::text IS NULL OR m.route = $3)
   RETURNING v.lease_id, m.route
 )${
     settleKind
@@ -127,7 +127,7 @@ export const CLASSIFY_LEASES = `
 SELECT l.lease_id, s.kind, s.route AS settled_route, m.route, m.state, m.lease_until
 FROM unnest($1::text[]) AS l(lease_id)
 LEFT JOIN settled_leases s ON s.lease_id = l.lease_id AND s.settled_at > $2
-LEFT JOIN messages m ON m.lease_id = l.lease_id`;
+LEFT JOIN messages m ON m.lease_id = l.lease_id AND m.lease_id IS NOT NULL`;
 
 /** Which of the messages a group wrote are stored as it wrote them: $1 ids, $2 their received_at. */
 export const STORED_AS_WRITTEN =
