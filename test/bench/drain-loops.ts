@@ -10,6 +10,13 @@ import postgres from "postgres";
 export interface DrainResult {
   messages: number;
   perSecond: number;
+  /** CPU (user + system) of this process per message, µs: the loop's own, not its database's. */
+  cpuUsPerUnit?: number | null;
+}
+
+function finished(drained: number, started: number, cpuBefore: NodeJS.CpuUsage): DrainResult {
+  const cpu = process.cpuUsage(cpuBefore);
+  return { messages: drained, perSecond: drained / ((performance.now() - started) / 1000), cpuUsPerUnit: drained ? (cpu.user + cpu.system) / drained : null };
 }
 
 const BATCH = 32;
@@ -42,6 +49,7 @@ export function sqliteDrainLoop(dir: string, count: number, body: string): Drain
     const ackTx = db.transaction((ids: string) => ack.run(ids));
     let drained = 0;
     const started = performance.now();
+    const cpuBefore = process.cpuUsage();
     for (;;) {
       const rows = leaseTx.immediate();
       if (rows.length === 0) break;
@@ -50,7 +58,7 @@ export function sqliteDrainLoop(dir: string, count: number, body: string): Drain
       db.pragma("synchronous = FULL");
       drained += rows.length;
     }
-    return { messages: drained, perSecond: drained / ((performance.now() - started) / 1000) };
+    return finished(drained, started, cpuBefore);
   } finally {
     db.close();
   }
@@ -74,6 +82,7 @@ export async function postgresDrainLoop(dsn: string, schema: string, count: numb
     await sql.unsafe("VACUUM ANALYZE q");
     let drained = 0;
     const started = performance.now();
+    const cpuBefore = process.cpuUsage();
     const consumer = async () => {
       for (;;) {
         const rows = await sql`
@@ -86,7 +95,7 @@ export async function postgresDrainLoop(dsn: string, schema: string, count: numb
       }
     };
     await Promise.all(Array.from({ length: consumers }, consumer));
-    return { messages: drained, perSecond: drained / ((performance.now() - started) / 1000) };
+    return finished(drained, started, cpuBefore);
   } finally {
     await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
     await Promise.all([sql.end({ timeout: 5 }), deferred.end({ timeout: 5 })]);

@@ -121,14 +121,17 @@ async function compareDrain(spool: PullServer, reference: PullServer, dir: strin
   );
   console.log(`drain ratio spool/reference: ${(drained.perSecond / refDrained.perSecond).toFixed(2)}`);
   execFileSync("sync");
-  printDrainLoop("SQLite, lease UPDATE … RETURNING FULL + DELETE NORMAL, one loop", sqliteDrainLoop(dir, drained.messages, BODY), drained);
+  const loop = sqliteDrainLoop(dir, drained.messages, BODY);
+  printDrainLoop("SQLite, lease UPDATE … RETURNING FULL + DELETE NORMAL, one loop", loop, drained);
+  // What the same HTTP client leaves of the loop when the server does nothing else: the bound on any Pull API drain here.
+  console.log(`drain ratio node:http reference/in-process loop: ${(refDrained.perSecond / loop.perSecond).toFixed(2)}`);
   lastSqliteDrain = drained.perSecond;
 }
 
 /** The in-process loop's rate and spool's drain against it. */
 function printDrainLoop(what: string, loop: DrainResult, spool: DrainResult): void {
   const ratio = spool.perSecond / loop.perSecond;
-  console.log(`drain in-process loop (${what}, batch 32, no HTTP): ${fmt(loop.perSecond)} msg/s over ${loop.messages} messages`);
+  console.log(`drain in-process loop (${what}, batch 32, no HTTP): ${fmt(loop.perSecond)} msg/s over ${loop.messages} messages${cpuNote(loop.cpuUsPerUnit, "msg")}`);
   console.log(`drain ratio spool/in-process loop: ${ratio.toFixed(2)} (target ≥ ${DRAIN_LOOP_RATIO_TARGET}: ${verdict(ratio >= DRAIN_LOOP_RATIO_TARGET)})`);
 }
 
