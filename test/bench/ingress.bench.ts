@@ -374,7 +374,8 @@ function runReferenceServer(port: number, path: string): void {
 /**
  * The PostgreSQL ingress reference: node:http, whole body read, bodies collected for at most 1 ms
  * (or until 256 are waiting) and written by one multi-row INSERT … RETURNING id (bodies as one hex
- * text[] parameter, as spool passes them; the statement is its own implicit
+ * text[] parameter, as issue 26 measured it; spool now sends one text or bytea blob, docs/decisions.md
+ * D71; the statement is its own implicit
  * transaction, committed with the server's synchronous_commit), up to 16 such batches in flight
  * on a pool of 16; each request is answered 202 after its batch's commit. Table in `schema`, dropped
  * on SIGTERM.
