@@ -55,13 +55,16 @@ export const INSERT_MESSAGES_AND_NOTIFY = insertMessagesSql(false);
 export const INSERT_MESSAGES_IF_ROOM = insertMessagesSql(true);
 
 function insertMessagesSql(ifRoom: boolean): string {
+  // MATERIALIZED: the blob is made once; as a plain subquery the planner folds it into the select
+  // list and converts the whole blob again for every row.
   return `
-WITH inserted AS (
+WITH blob AS MATERIALIZED (SELECT coalesce(convert_to($2::text, 'UTF8'), $3::bytea) AS bytes),
+inserted AS (
   INSERT INTO messages (id, route, target, state, received_at, next_run_at, attempt, payload, headers, trace)
   SELECT r.id, r.route, r.target, 'queued', r.received_at, r.next_run_at, 0, substring(p.bytes FROM r.at + 1 FOR r.len), r.headers, r.trace
   FROM json_to_recordset($1::text::json)
     AS r(id text, route text, target text, received_at int8, next_run_at int8, at int4, len int4, headers json, trace jsonb),
-    (SELECT coalesce(convert_to($2::text, 'UTF8'), $3::bytea) AS bytes) AS p${
+    blob AS p${
       ifRoom ? "\n  WHERE (SELECT coalesce(sum(active), 0) FROM queue_depth) <= $5::int8" : ""
     }
   RETURNING route
