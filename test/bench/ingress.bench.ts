@@ -7,9 +7,12 @@
 //            a cap). Reference: the same minimal server answering the same two calls over node:http
 //            (lease UPDATE … RETURNING with synchronous=FULL, ack DELETE with NORMAL, one transaction
 //            per event-loop turn), drained by the same client: what this machine's Node, node:http
-//            and better-sqlite3 can do with none of spool's work. Target ≥ 25k msg/s on SQLite.
+//            and better-sqlite3 can do with none of spool's work. Target ≥ 25k msg/s on SQLite. Then
+//            the in-process loop of drain-loops.ts on the same number of messages (the lease +
+//            delete a drain comes down to, no HTTP): target spool ≥ 0.6× that loop (issue 26).
 //   With SPOOL_BENCH_POSTGRES_DSN or SPOOL_TEST_POSTGRES_DSN set, both run again against
-//   `spool run` on PostgreSQL (a fresh schema, dropped afterwards): drain target ≥ 8k msg/s. Its
+//   `spool run` on PostgreSQL (a fresh schema, dropped afterwards): drain target ≥ 8k msg/s, and
+//   ≥ 0.6× the PostgreSQL in-process loop of drain-loops.ts (4 consumers). Its
 //   ingress is compared, round by round as above, with a minimal node:http server that
 //   group-commits into PostgreSQL (one multi-row INSERT … RETURNING id per batch of up to 256
 //   bodies collected for ≤ 1 ms, pool 16, up to 16 batches in flight). Target: spool ≥ 0.8× that
@@ -31,7 +34,8 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import postgres from "postgres";
 import { Pool } from "undici";
-import { cpuNote, fmt, freePort, load, startSpool, stopChildren, waitFor, withCpuPerUnit, type LoadResult } from "./load.js";
+import { postgresDrainLoop, sqliteDrainLoop, type DrainResult } from "./drain-loops.js";
+import { BODY, cpuNote, fmt, freePort, load, startSpool, stopChildren, waitFor, withCpuPerUnit, type LoadResult } from "./load.js";
 
 /** A load's result with the CPU the loaded server spent per answered request (null where unknown). */
 type MeasuredLoad = LoadResult & { cpuUsPerUnit: number | null };
@@ -45,6 +49,8 @@ const ROUNDS = Math.max(1, Number(process.env.SPOOL_BENCH_ROUNDS ?? 3));
 const RATIO_TARGET = 0.8;
 /** Tracing on must keep this share of the throughput with tracing off (issue 31). */
 const TRACING_RATIO_TARGET = 0.85;
+/** Each Pull API drain against the in-process loop of its backend (drain-loops.ts): issue 26. */
+const DRAIN_LOOP_RATIO_TARGET = 0.6;
 const P99_TARGET_MS = 25;
 /** PostgreSQL ingress: spool's p99 at most this many times the reference's. */
 const PG_P99_FACTOR = 1.5;
@@ -78,7 +84,7 @@ async function main(): Promise<void> {
 
     if (PART === "drain") {
       await fillForDrain(`${spool.ingress}/hooks/bench`, `${referenceUrl}/hooks/bench`);
-      await compareDrain(spool, { pull: referenceUrl, pid: reference.pid });
+      await compareDrain(spool, { pull: referenceUrl, pid: reference.pid }, dir);
       await drainPostgres(dir, children);
       return;
     }
@@ -98,7 +104,7 @@ async function main(): Promise<void> {
     const cpu = cpuRatio(ref, run);
     if (cpu !== null) console.log(`ingress CPU per request spool/reference: ${cpu.toFixed(2)} (user + system, all threads of each server)`);
 
-    if (PART !== "ingress") await compareDrain(spool, { pull: referenceUrl, pid: reference.pid });
+    if (PART !== "ingress") await compareDrain(spool, { pull: referenceUrl, pid: reference.pid }, dir);
     await stopChildren(children.splice(0));
     await compareTracing(dir, children);
     await drainPostgres(dir, children);
@@ -108,8 +114,8 @@ async function main(): Promise<void> {
   }
 }
 
-/** Drains spool's Pull API, then the reference's, with the same client, and prints both. */
-async function compareDrain(spool: PullServer, reference: PullServer): Promise<void> {
+/** Drains spool's Pull API, then the reference's, with the same client, then the in-process loop, and prints them. */
+async function compareDrain(spool: PullServer, reference: PullServer, dir: string): Promise<void> {
   // A progress line on stderr, so a profiler can attach to the right process for the drain alone.
   console.error(`draining spool (pid ${spool.pid})`);
   const drained = await withCpuPerUnit(spool.pid, () => drainPullApi(spool.pull), (result) => result.messages);
@@ -123,7 +129,19 @@ async function compareDrain(spool: PullServer, reference: PullServer): Promise<v
       cpuNote(drained.cpuUsPerUnit, "msg"),
   );
   console.log(`drain ratio spool/reference: ${(drained.perSecond / refDrained.perSecond).toFixed(2)}`);
+  execFileSync("sync");
+  const loop = sqliteDrainLoop(dir, drained.messages, BODY);
+  printDrainLoop("SQLite, lease UPDATE … RETURNING FULL + DELETE NORMAL, one loop", loop, drained);
+  // What the same HTTP client leaves of the loop when the server does nothing else: the bound on any Pull API drain here.
+  console.log(`drain ratio node:http reference/in-process loop: ${(refDrained.perSecond / loop.perSecond).toFixed(2)}`);
   lastSqliteDrain = drained.perSecond;
+}
+
+/** The in-process loop's rate and spool's drain against it. */
+function printDrainLoop(what: string, loop: DrainResult, spool: DrainResult): void {
+  const ratio = spool.perSecond / loop.perSecond;
+  console.log(`drain in-process loop (${what}, batch 32, no HTTP): ${fmt(loop.perSecond)} msg/s over ${loop.messages} messages${cpuNote(loop.cpuUsPerUnit, "msg")}`);
+  console.log(`drain ratio spool/in-process loop: ${ratio.toFixed(2)} (target ≥ ${DRAIN_LOOP_RATIO_TARGET}: ${verdict(ratio >= DRAIN_LOOP_RATIO_TARGET)})`);
 }
 
 /** SPOOL_BENCH_PART=drain: DRAIN_CAP messages into spool (through ingress) and into the reference. */
@@ -160,11 +178,15 @@ async function drainPostgres(dir: string, children: ChildProcess[]): Promise<voi
         cpuNote(pgDrained.cpuUsPerUnit, "msg (spool only)"),
     );
     console.log(`drain PostgreSQL / SQLite: ${(pgDrained.perSecond / lastSqliteDrain).toFixed(2)}`);
+    await stopChildren(children.splice(0));
+    const loop = await postgresDrainLoop(PG_DSN, `${schema}_loop`, pgDrained.messages, BODY);
+    printDrainLoop("PostgreSQL, 4 consumers, UPDATE … SKIP LOCKED RETURNING + DELETE = ANY, acks synchronous_commit=off", loop, pgDrained);
   } finally {
     await stopChildren(children.splice(0));
     const sql = postgres(PG_DSN, { max: 1, onnotice: () => {} });
     await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}_ref" CASCADE`);
+    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}_loop" CASCADE`);
     await sql.end({ timeout: 5 });
   }
 }
@@ -260,7 +282,7 @@ async function startSpoolOn(dir: string, backend: "sqlite" | "postgres", childre
   return { ingress: `http://127.0.0.1:${ingressPort}`, pull: `http://127.0.0.1:${pullPort}`, pid: child.pid };
 }
 
-async function drainPullApi(base: string): Promise<{ messages: number; perSecond: number }> {
+async function drainPullApi(base: string): Promise<DrainResult> {
   const pool = new Pool(base, { connections: 8 });
   let drained = 0;
   const started = performance.now();
@@ -361,7 +383,8 @@ function runReferenceServer(port: number, path: string): void {
 /**
  * The PostgreSQL ingress reference: node:http, whole body read, bodies collected for at most 1 ms
  * (or until 256 are waiting) and written by one multi-row INSERT … RETURNING id (bodies as one hex
- * text[] parameter, as spool passes them; the statement is its own implicit
+ * text[] parameter, as issue 26 measured it; spool now sends one text or bytea blob, docs/decisions.md
+ * D71; the statement is its own implicit
  * transaction, committed with the server's synchronous_commit), up to 16 such batches in flight
  * on a pool of 16; each request is answered 202 after its batch's commit. Table in `schema`, dropped
  * on SIGTERM.

@@ -78,8 +78,10 @@ test("add, prove, list, delete: the instance verifies with the added version unt
 
   // The tool's audit lines (stderr) and the instance's own audit records: never the value.
   const lines = client.auditLines();
+  // rotate_secret is a mutating tool, so its list calls are audited too (docs/mcp.md).
   assert.equal(lines.map((l) => [l.tool, l.result, l.metadata.operation]), [
     ["rotate_secret", "ok", "add"],
+    ["rotate_secret", "ok", "list"],
     ["rotate_secret", "ok", "delete"],
     ["rotate_secret", "error", "delete"],
   ]);

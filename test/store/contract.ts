@@ -162,6 +162,32 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.equal(view.trace, { traceparent: "00-abc-def-01" });
   });
 
+  it("one group of text, multibyte, binary, NUL-holding and empty payloads stores each message's own bytes", {}, async (store) => {
+    // PostgreSQL writes a group's payloads as one blob, as text when they are all UTF-8 without NUL.
+    const payloads: Record<string, Uint8Array> = {
+      json: bytes('{"a":"quote \\" and \\\\ backslash"}'),
+      multibyte: bytes("héllo ✓ 𝄞 \u2028 end"),
+      empty: new Uint8Array(0),
+      nul: bytes("before\u0000after"),
+      invalid: new Uint8Array([0xc3, 0x28, 0xff, 0x41]),
+      tail: bytes("last"),
+    };
+    const headers = { "x-quote": 'say "hi"\\', "x-z-first": "1", "x-a": "ü" };
+    const ids = Object.keys(payloads);
+    // Concurrent callers share a group; then all in one call; then the UTF-8 ones alone (the text path).
+    await Promise.all(ids.map((id) => store.enqueue([message(`c-${id}`, { payload: payloads[id], headers })])));
+    await store.enqueue(ids.map((id) => message(`b-${id}`, { payload: payloads[id], trace: { path: `/${id}` } })));
+    await store.enqueue(["json", "multibyte", "empty", "tail"].map((id) => message(`t-${id}`, { payload: payloads[id] })));
+    const views = await store.getMessages([...ids.flatMap((id) => [`c-${id}`, `b-${id}`]), "t-json", "t-multibyte", "t-empty", "t-tail"], { payload: true, headers: true, trace: true });
+    for (const view of views) {
+      const id = view.id.slice(2);
+      assert.equal([...view.payload!], [...payloads[id]], view.id);
+      if (view.id.startsWith("c-")) assert.equal(Object.entries(view.headers!), Object.entries(headers), view.id);
+      if (view.id.startsWith("b-")) assert.equal(view.trace, { path: `/${id}` }, view.id);
+    }
+    assert.is(views.length, ids.length * 2 + 4);
+  });
+
   it("headers keep the order they arrived in (a dequeue and a list show the request as captured)", {}, async (store) => {
     // Longest name first: PostgreSQL's jsonb would hand them back shortest first.
     const headers = { "x-github-delivery": "1", "user-agent": "GitHub-Hookshot", host: "hooks.example", accept: "*/*", "content-type": "application/json" };

@@ -1,9 +1,11 @@
 // PostgreSQL schema upgrades on a database that already holds messages: schema 4 turns the captured
 // headers from jsonb into json; what was stored before is still dequeued, and what is stored after
-// keeps its header order.
+// keeps its header order. Schema 6 makes the lease id's unique index partial; a database written
+// at schema 4 with messages in every state keeps them, and their leases still settle.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { systemClock } from "../../runtime/time/clock.js";
+import { systemClock, TestClock } from "../../runtime/time/clock.js";
+import type { Store } from "../../runtime/store/store.js";
 import { openStore } from "../../runtime/store/open.js";
 import { PgSchemas } from "../helpers/pg-schema.js";
 import { postgresTestDsn, reportSkipped } from "../helpers/skip.js";
@@ -12,7 +14,7 @@ const dsn = postgresTestDsn();
 const test = suite("postgres: schema upgrades");
 
 if (!dsn) {
-  reportSkipped("postgres: schema upgrades", 1, "SPOOL_TEST_POSTGRES_DSN is not set");
+  reportSkipped("postgres: schema upgrades", 2, "SPOOL_TEST_POSTGRES_DSN is not set");
 } else {
   const schemas = new PgSchemas(dsn, "spool_migration");
   const open = (schema: string) => openStore({ backend: "postgres", postgresDsn: dsn, postgresSchema: schema, postgresPoolSize: 2 }, { clock: systemClock });
@@ -36,13 +38,72 @@ if (!dsn) {
       const [{ data_type }] = await sql`SELECT data_type FROM information_schema.columns WHERE table_schema = ${schema} AND table_name = 'messages' AND column_name = 'headers'`;
       assert.is(data_type, "json");
       const [{ versions }] = await sql.unsafe(`SELECT array_agg(version ORDER BY version) AS versions FROM "${schema}".schema_migrations`);
-      assert.equal(versions, [1, 2, 3, 4, 5]);
+      assert.equal(versions, [1, 2, 3, 4, 5, 6]);
       assert.equal(await after.listRuntimeSecrets(), [], "migration 5 made runtime_secrets");
       await after.enqueue([{ id: "stored-at-4", route: "/a", target: "pull", payload: new Uint8Array([4]), headers, receivedAtMs: Date.now() + 1 }]);
       const leased = await after.dequeue({ route: "/a", batch: 10, leaseTtlMs: 30_000 });
       assert.equal(leased.map((m) => m.id), ["stored-at-3", "stored-at-4"]);
       assert.equal(leased[0].headers, headers, "the values stored under jsonb");
       assert.equal(Object.keys(leased[1].headers), Object.keys(headers), "stored under json: the order as sent");
+    } finally {
+      await after.close();
+    }
+  });
+
+  test("schema 4 → 6 with a message in every state: each keeps its state, leases settle, lease ids stay unique", async () => {
+    const schema = schemas.next();
+    const clock = new TestClock();
+    const openAt = (): Promise<Store> =>
+      openStore(
+        { backend: "postgres", postgresDsn: dsn, postgresSchema: schema, postgresPoolSize: 2, deliveredRetentionMs: 3_600_000 },
+        { clock },
+      );
+    const body = (id: string, i: number) => ({ id, route: "/a", target: "pull", payload: new TextEncoder().encode(`body of ${id}`), headers: { "x-id": id }, receivedAtMs: clock.now() - 10 + i });
+    const before = await openAt();
+    const lease = async (count: number, ttlMs = 60_000) => (await before.dequeue({ route: "/a", batch: count, leaseTtlMs: ttlMs })).map((m) => m.leaseId);
+    // In enqueue order, each taken by the next step: delivered, dead, expired (queued again, lease id kept), leased, canceled, queued.
+    await before.enqueue(["delivered", "dead", "expired", "leased", "canceled", "queued"].map(body));
+    const [deliveredLease] = await lease(1);
+    await before.ack([deliveredLease]);
+    const [deadLease] = await lease(1);
+    await before.nack([deadLease], { dead: true, reason: "gave up" });
+    const [expiredLease] = await lease(1, 10);
+    const [leasedLease] = await lease(1);
+    await before.changeByIds("cancel", ["canceled"]);
+    clock.advance(20);
+    await before.close();
+
+    // Back to schema 4 as it was: the lease id's unique constraint over every row, versions 5
+    // (runtime_secrets) and 6 not applied.
+    const sql = schemas.admin;
+    await sql.unsafe(`DROP TABLE "${schema}".runtime_secrets`);
+    await sql.unsafe(`DROP INDEX "${schema}".messages_lease_id`);
+    await sql.unsafe(`ALTER TABLE "${schema}".messages ADD CONSTRAINT messages_lease_id_key UNIQUE (lease_id)`);
+    await sql.unsafe(`DELETE FROM "${schema}".schema_migrations WHERE version > 4`);
+
+    const after = await openAt();
+    try {
+      const [{ versions }] = await sql.unsafe(`SELECT array_agg(version ORDER BY version) AS versions FROM "${schema}".schema_migrations`);
+      assert.equal(versions, [1, 2, 3, 4, 5, 6]);
+      const indexes = await sql`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = ${schema} AND tablename = 'messages' AND indexdef LIKE '%(lease_id)%'`;
+      assert.equal(indexes.map((row) => row.indexname), ["messages_lease_id"]);
+      assert.match(indexes[0].indexdef, /UNIQUE INDEX .* WHERE \(lease_id IS NOT NULL\)/);
+
+      const states = Object.fromEntries((await after.listMessages({ limit: 10 })).map((m) => [m.id, m.state]));
+      assert.equal(states, { delivered: "delivered", dead: "dead", expired: "queued", leased: "leased", canceled: "canceled", queued: "queued" });
+      // The lease that ran out is told so; the live one settles; the one acked before is a repeat.
+      const outcome = await after.ack([expiredLease, leasedLease, deliveredLease]);
+      assert.equal(outcome.settled, [leasedLease, deliveredLease]);
+      assert.equal(outcome.repeated, [deliveredLease]);
+      assert.equal(outcome.conflicts, [{ leaseId: expiredLease, reason: "lease_expired" }]);
+      // The queued ones are leased again under new ids, and those ids still refuse a second holder.
+      const again = await after.dequeue({ route: "/a", batch: 10, leaseTtlMs: 60_000 });
+      assert.equal(again.map((m) => m.id).sort(), ["expired", "queued"]);
+      const duplicate = await sql.unsafe(`UPDATE "${schema}".messages SET lease_id = $1 WHERE id = 'dead'`, [again[0].leaseId]).then(() => null, (error: Error) => error);
+      assert.match(String(duplicate?.message), /duplicate key value violates unique constraint "messages_lease_id"/);
+      assert.equal((await after.ack(again.map((m) => m.leaseId))).settled.length, 2);
+      const settled = await after.getMessages(["delivered", "leased", "expired", "queued"]);
+      assert.equal(settled.map((m) => `${m.id}:${m.state}`).sort(), ["delivered:delivered", "expired:delivered", "leased:delivered", "queued:delivered"]);
     } finally {
       await after.close();
     }

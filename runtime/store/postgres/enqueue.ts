@@ -1,6 +1,7 @@
 // Enqueue on PostgreSQL: calls made in the same moment are written by one transaction (group
 // commit). Admission against queue_limits.max_depth is exact across instances: enqueuers take turns
 // under an advisory lock and read the striped depth counter the triggers keep.
+import { isUtf8 } from "node:buffer";
 import { GroupCommitter, type PendingWrite } from "../group-commit.js";
 import type { StoreObserver } from "../observer.js";
 import { positiveOrNull } from "../options.js";
@@ -117,56 +118,34 @@ export class EnqueueWriter {
   }
 
   /**
-   * The common case in as few round trips as the contract allows: without max_depth the insert
-   * alone (one statement is one transaction); with it, BEGIN + advisory lock + depth read sent
-   * together, then the insert + COMMIT sent together. Null when drop_oldest must remove messages:
-   * that group is written by writeGroupOnce. Throws like writeGroupOnce (a duplicate: code 23505).
+   * The common case in one round trip: without max_depth the insert alone (one statement is one
+   * transaction); with it BEGIN, the admission lock, the insert if the whole group fits
+   * (INSERT_MESSAGES_IF_ROOM) and COMMIT, sent together. Null when the group does not fit (some
+   * callers are refused, or drop_oldest must remove messages): writeGroupOnce writes it then, caller
+   * by caller. Throws like writeGroupOnce (a duplicate: code 23505).
    */
   private async writeGroupPipelined(writes: readonly PendingWrite<Batch>[], nowMs: number): Promise<GroupOutcome | null> {
     const maxDepth = positiveOrNull(this.cx.limits.maxDepth);
+    const items = writes.length === 1 ? writes[0].items : writes.flatMap((w) => w.items);
     const outcome: GroupOutcome = { errors: writes.map(() => undefined), dropped: 0 };
     if (maxDepth === null) {
-      await this.cx.sql.unsafe(q.INSERT_MESSAGES_AND_NOTIFY, this.insertParams(writes.flatMap((w) => w.items), nowMs), { prepare: true });
+      await this.cx.sql.unsafe(q.INSERT_MESSAGES_AND_NOTIFY, this.insertParams(items, nowMs), { prepare: true });
       return outcome;
     }
+    if (items.length > maxDepth) return null;
     const conn = await this.cx.sql.reserve();
-    let open = false;
     try {
-      open = true;
-      const [, , [{ active }]] = await Promise.all([
+      const params = [...this.insertParams(items, nowMs), maxDepth - items.length] as never[];
+      // After a failed statement the server answers this COMMIT with a rollback.
+      const [began, locked, inserted, committed] = await Promise.allSettled([
         conn`BEGIN`,
         conn`SELECT pg_advisory_xact_lock(hashtext(${this.admissionLockKey}))`,
-        // A statement of its own, so its snapshot is taken once the lock is held.
-        conn`SELECT coalesce(sum(active), 0)::int8 AS active FROM queue_depth`,
+        conn.unsafe(q.INSERT_MESSAGES_IF_ROOM, params, { prepare: true }),
+        conn`COMMIT`,
       ]);
-      const admission: Admission = { maxDepth, room: maxDepth - Number(active) };
-      if (this.cx.limits.dropOldest && writes.reduce((n, w) => n + w.items.length, 0) > admission.room) {
-        open = false;
-        await conn`ROLLBACK`;
-        return null;
-      }
-      const admitted: number[] = [];
-      for (const [i, write] of writes.entries()) {
-        const refused = admit(admission, write.items.length);
-        if (refused) outcome.errors[i] = refused;
-        else admitted.push(i);
-      }
-      if (admitted.length === 0) {
-        open = false;
-        await conn`ROLLBACK`;
-        return outcome;
-      }
-      const insert = conn.unsafe(q.INSERT_MESSAGES_AND_NOTIFY, this.insertParams(admitted.flatMap((i) => writes[i].items), nowMs), { prepare: true });
-      // After a failed insert the server answers this COMMIT with a rollback.
-      const commit = conn`COMMIT`;
-      open = false;
-      const [inserted, committed] = await Promise.allSettled([insert, commit]);
-      if (inserted.status === "rejected") throw inserted.reason;
-      if (committed.status === "rejected") throw committed.reason;
-      return outcome;
-    } catch (error) {
-      if (open) await conn`ROLLBACK`.catch(() => {});
-      throw error;
+      for (const settled of [began, locked, inserted, committed]) if (settled.status === "rejected") throw settled.reason;
+      // Every row inserted notifies its route: no row back, nothing written.
+      return (inserted as PromiseFulfilledResult<Row[]>).value.length > 0 ? outcome : null;
     } finally {
       conn.release();
     }
@@ -247,20 +226,36 @@ export class EnqueueWriter {
     return null;
   }
 
-  /** The parallel arrays INSERT_MESSAGES_AND_NOTIFY unnests, then the channel to notify. */
+  /**
+   * INSERT_MESSAGES_AND_NOTIFY's parameters: the rows as one JSON text, the payloads as one blob
+   * (text when the server keeps text as UTF-8 and the bytes are UTF-8 without NUL, which a text
+   * value cannot hold; else bytea), then the channel to notify.
+   */
   private insertParams(items: Batch, nowMs: number): never[] {
-    return [
-      items.map((m) => m.id),
-      items.map((m) => m.route),
-      items.map((m) => m.target),
-      items.map((m) => m.receivedAtMs ?? nowMs),
-      items.map((m) => m.nextRunAtMs ?? nowMs),
-      items.map((m) => Buffer.from(m.payload.buffer, m.payload.byteOffset, m.payload.byteLength).toString("hex")),
-      items.map((m) => JSON.stringify(m.headers)),
-      items.map((m) => (m.trace ? JSON.stringify(m.trace) : null)),
-      this.cx.channel,
-    ] as never[];
+    let at = 0;
+    const rows = items.map((m) => {
+      const row = {
+        id: m.id,
+        route: m.route,
+        target: m.target,
+        received_at: m.receivedAtMs ?? nowMs,
+        next_run_at: m.nextRunAtMs ?? nowMs,
+        at,
+        len: m.payload.byteLength,
+        headers: m.headers,
+        trace: m.trace ?? null,
+      };
+      at += m.payload.byteLength;
+      return row;
+    });
+    const bytes = items.length === 1 ? toBuffer(items[0].payload) : Buffer.concat(items.map((m) => m.payload), at);
+    const asText = this.cx.sql.parameters.server_encoding === "UTF8" && isUtf8(bytes) && !bytes.includes(0);
+    return [JSON.stringify(rows), asText ? bytes.toString("utf8") : null, asText ? null : bytes, this.cx.channel] as never[];
   }
+}
+
+function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** Takes `count` messages from the room left, or returns the queue_full refusal when they do not fit. */
