@@ -267,11 +267,11 @@ export const DIRECTIVES: readonly DirectiveInfo[] = [
   ]),
   ...rows("secrets", [{ name: "secret", usage: "\"ID\" { … }", default: "none", description: "A named secret", repeatable: true, opens: "secret", probeArgs: "\"probe\"" }]),
   ...rows("secret", [
-    { name: "value", usage: "<source>", default: "none (required)", description: "The secret (`env:NAME`, `file:PATH` or `raw:VALUE`)" },
+    { name: "value", usage: "<source>", default: "none (required unless runtime on)", description: "The secret (`env:NAME`, `file:PATH` or `raw:VALUE`); with `runtime on`, the first version's seed" },
     { name: "valid_from", usage: "<RFC 3339>", default: "always", description: "First instant it is valid (inclusive)" },
     { name: "valid_until", usage: "<RFC 3339>", default: "never ends", description: "Instant it stops being valid (exclusive)" },
-    BOOL("runtime", "off", "Runtime rotation (not built yet: no effect)"),
-    NUMBER("max_versions", "32", "Runtime versions kept"),
+    BOOL("runtime", "off", "Versions added and deleted through the Admin API (needs SPOOL_SECRET_ENCRYPTION_KEY; restart to change)"),
+    NUMBER("max_versions", "32", "Most runtime versions kept, 1..1000 (only with `runtime on`)"),
   ]),
   ...rows("matcher", MATCHER),
   ...rows("route", [
