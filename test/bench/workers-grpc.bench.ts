@@ -69,6 +69,7 @@ async function main(): Promise<void> {
     `pull_api { listen 127.0.0.1:${pullPort}; auth token raw:bench; grpc_listen 127.0.0.1:${grpcPort} }`,
     `admin_api { listen 127.0.0.1:${adminPort} }`,
     `queue_limits { max_depth 10000000 }`,
+    `observability { access_log off; runtime_log error }`,
     `/hooks/bench { pull { path /bench } }`,
   ]);
   const client = workerClient(`127.0.0.1:${grpcPort}`, "bench");
