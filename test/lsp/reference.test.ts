@@ -2,7 +2,9 @@ import { readFileSync } from "node:fs";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { compileSpoolfile } from "../../compiler/index.js";
-import { BLOCKS, DIRECTIVES, directivesIn, referenceMarkdown, type DirectiveInfo } from "../../compiler/reference.js";
+import { DEFAULTS } from "../../compiler/defaults.js";
+import { parseDurationMs } from "../../compiler/syntax.js";
+import { BLOCKS, DIRECTIVES, directivesIn, findDirective, referenceMarkdown, type DirectiveInfo } from "../../compiler/reference.js";
 import { repoPath } from "../helpers/repo.js";
 
 // The directive reference (compiler/reference.ts) is checked against the compiler itself: in every
@@ -83,6 +85,30 @@ reference("docs/spoolfile.md's directive reference is the table's generated text
   const match = /<!-- directive-reference:start[^\n]*-->\n([\s\S]*?)<!-- directive-reference:end -->/.exec(docs);
   assert.ok(match, "docs/spoolfile.md has no directive-reference markers");
   assert.fixture(match[1], `\n${referenceMarkdown()}`, "regenerate it: npm run build && node scripts/directive-reference.mjs");
+});
+
+reference("the tracing rows' defaults are the compiler's (they once said \"none\" and \"validated only\")", () => {
+  const retry = DEFAULTS.tracing.retry;
+  const expected: [string, number][] = [
+    ["initial_interval", retry.initialIntervalMs],
+    ["max_interval", retry.maxIntervalMs],
+    ["max_elapsed_time", retry.maxElapsedTimeMs],
+  ];
+  for (const [name, ms] of expected) {
+    const row = findDirective("tracing_retry", name);
+    assert.ok(row, name);
+    assert.is(parseDurationMs(row.default), ms, `tracing retry ${name}: ${row.default}`);
+  }
+  assert.is(parseDurationMs(findDirective("tracing", "timeout")!.default), DEFAULTS.tracing.timeoutMs);
+  // url_path not written is the collector URL's own path (DEFAULTS.tracing.urlPath is null), not always /v1/traces.
+  assert.is(DEFAULTS.tracing.urlPath, null);
+  assert.match(findDirective("tracing", "url_path")!.default, /collector URL's path/);
+});
+
+reference("no block or row describes a built feature as unbuilt", () => {
+  const texts = [...BLOCKS.map((b) => `${b.key}: ${b.about}`), ...DIRECTIVES.map((r) => `${r.block} ${r.name}: ${r.description}`)];
+  const stale = texts.filter((t) => /validated only|not built|no exporter|not implemented|no effect yet/i.test(t));
+  assert.equal(stale, []);
 });
 
 reference.run();
