@@ -145,7 +145,10 @@ try {
   if (!cli.matchedCommand && !cli.options.help && !cli.options.version) {
     const given = cli.args[0];
     if (given !== undefined) {
-      process.stderr.write(`spool: unknown command ${JSON.stringify(given)}; run spool --help\n`);
+      // `spool mcp` or `spool config` alone: name the commands of the group rather than calling it unknown.
+      const group = cli.commands.map((c) => c.name).filter((name) => name.startsWith(`${given} `));
+      const message = group.length > 0 ? `${JSON.stringify(given)} needs a subcommand: ${group.map((name) => `spool ${name}`).join(", ")}` : `unknown command ${JSON.stringify(given)}`;
+      process.stderr.write(`spool: ${message}; run spool --help\n`);
       process.exitCode = 2;
     } else cli.outputHelp();
   } else {

@@ -71,4 +71,15 @@ test("every flag of every command is documented in its docs/cli.md section", () 
   assert.equal(missing, []);
 });
 
+test("a command group given alone names its subcommands; an unknown command says so (exit 2 for both)", () => {
+  const run = (...args: string[]) => spawnSync(process.execPath, [spoolBin, ...args], { encoding: "utf8" });
+  const mcp = run("mcp");
+  assert.equal([mcp.status, mcp.stdout, mcp.stderr], [2, "", 'spool: "mcp" needs a subcommand: spool mcp serve; run spool --help\n']);
+  const config = run("config");
+  assert.is(config.status, 2);
+  assert.is(config.stderr, 'spool: "config" needs a subcommand: spool config fmt, spool config validate, spool config diff; run spool --help\n');
+  const bogus = run("mcp", "bogus");
+  assert.equal([bogus.status, bogus.stderr], [2, 'spool: unknown command "mcp bogus"; run spool --help\n']);
+});
+
 test.run();
