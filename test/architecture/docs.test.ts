@@ -54,6 +54,15 @@ test("the README links the docs a new user needs", () => {
   }
 });
 
+test("the README's Documentation table has a row for every page in docs/", () => {
+  const start = readme.indexOf("## Documentation");
+  const table = readme.slice(start, readme.indexOf("\n## ", start + 1));
+  const missing = readdirSync(repoPath("docs"))
+    .filter((n) => n.endsWith(".md") && !table.includes(`| [docs/${n}](docs/${n}) |`))
+    .map((n) => `docs/${n}`);
+  assert.equal(missing, []);
+});
+
 test("no file cites a specification document outside the repository", () => {
   // The file names, and the looser forms of the same citations (DECISIONS "…", reference §2 row N,
   // clarification N), so none can come back.
