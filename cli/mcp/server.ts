@@ -3,7 +3,7 @@
 // may call, and tools/call in the contract's order: access (flag, role, principal), strict arguments,
 // the tool, then exactly one audit line per mutating call whatever happened.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ADMIN_TOOLS } from "./admin-tools.js";
 import { checkArgs } from "./args.js";
 import { argumentsHash, auditLineText, type AuditLine } from "./audit.js";
@@ -88,7 +88,8 @@ export function createMcpServer(session: McpSession, version: string): McpServer
 
   async function callTool(name: string, given: Record<string, unknown> | undefined): Promise<CallToolResult> {
     const tool = TOOLS.find((t) => t.name === name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(name)}: not a Spool tool`);
+    // An Error with a code, not McpError, whose message would read "MCP error -32602: …" inside a -32602 error.
+    if (!tool) throw Object.assign(new Error(`unknown tool ${JSON.stringify(name)}: not a Spool tool`), { code: ErrorCode.InvalidParams });
     const args = (given ?? {}) as Args;
     const startedMs = Date.now();
     const audited = tool.mutating;
