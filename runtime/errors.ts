@@ -1,5 +1,5 @@
 // The one catalogue of API error codes and their HTTP status. Handlers throw `apiError(code, …)`;
-// nothing else in the runtime picks a 4xx/5xx status by hand (STYLE.md "API errors come from one catalog").
+// nothing else in the runtime picks a 4xx/5xx status by hand.
 //
 // Store failures reach clients through storeApiError() below, the one StoreError → API error mapping.
 //
