@@ -24,13 +24,28 @@ export async function connectPostgres(options: ConnectOptions): Promise<Sql> {
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(options.schema)) {
     throw new StoreError("invalid_argument", `postgres schema name ${JSON.stringify(options.schema)} must be a plain identifier`);
   }
-  const sql = postgres(options.dsn, { ...sessionOptions(options.schema, options.dsn), max: options.poolSize }) as unknown as Sql;
+  const sql = driverFor(options.dsn, () => postgres(options.dsn, { ...sessionOptions(options.schema, options.dsn), max: options.poolSize }) as unknown as Sql);
   try {
     await migrate(sql, options.schema, options.nowMs);
     return sql;
   } catch (error) {
     await sql.end({ timeout: 1 }).catch(() => {});
     throw startupStoreError(error, "cannot prepare PostgreSQL schema " + options.schema);
+  }
+}
+
+/**
+ * The driver, or a StoreError when it refuses the DSN's text. The driver throws Node's bare "Invalid URL"
+ * (whose `input` holds the whole DSN, password included): the error says what was wrong instead, and
+ * neither keeps the text.
+ */
+function driverFor(dsn: string, open: () => Sql): Sql {
+  try {
+    return open();
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code !== "ERR_INVALID_URL") throw error;
+    const scheme = /^postgres(?:ql)?:\/\//i.test(dsn) ? "" : " (it does not start with postgres://)";
+    throw new StoreError("invalid_argument", `the PostgreSQL DSN is not a valid URL${scheme}: expected postgres://user:password@host:port/database (its text is not shown)`);
   }
 }
 
