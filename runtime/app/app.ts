@@ -45,6 +45,8 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
   let secrets: RuntimeSecrets | undefined;
   let tracing: Tracing = TRACING_OFF;
   let stopping: Promise<void> | undefined;
+  // spool_stopped pairs with spool_started: a start that failed half way cleans up without claiming either.
+  let started = false;
 
   const reload = (next: SpoolConfig, fingerprint: string | null): ReloadOutcome => {
     const outcome = applyReload({ current: () => live.current().config, swap: live.swap, listeners: () => listeners, services: () => services, logger }, next, fingerprint);
@@ -110,6 +112,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
     }
 
     const addresses = [...boundAddresses(listeners, metricsListener), ...(grpc?.address() ? [grpc.address()!] : [])];
+    started = true;
     logger.info("spool_started", { version: deps.version, backend: config.backend, listeners: addresses.map((a) => `${a.name}=${a.host}:${a.port}`) });
     return { addresses };
   }
@@ -132,7 +135,7 @@ export function createApp(initialConfig: SpoolConfig, deps: AppDeps): SpoolApp {
         tracing.shutdown(TRACING_FLUSH_MS),
         store?.close().catch((error: unknown) => logger.error("store_close_failed", { error })),
       ]);
-      logger.info("spool_stopped", {});
+      if (started) logger.info("spool_stopped", {});
       await accessLog?.close();
     })();
     return stopping;

@@ -45,6 +45,8 @@ test("a port already in use stops the start with an error naming it", async () =
     const { code } = await proc.exited;
     assert.is(code, 1);
     assert.match(proc.output(), new RegExp(`pull_api grpc_listen cannot listen: listen EADDRINUSE: address already in use 127\\.0\\.0\\.1:${taken}`));
+    // Nothing started, so nothing is said to have stopped (the log pairs spool_started with spool_stopped).
+    assert.not.match(proc.output(), /spool_stopped/);
   } finally {
     blocker.close();
   }
