@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Clock } from "../../time/clock.js";
 import { apiError } from "../../errors.js";
 import { sendJson } from "../../http/respond.js";
+import { setRequestRoute } from "../../tracing/tracing.js";
 import type { SpoolMetrics } from "../../observability/metrics.js";
 import type { MemoryStoreStats } from "../../store/reports.js";
 import { healthDetails, type ConfigIdentity, type TrendSignalsView } from "./details.js";
@@ -37,6 +38,7 @@ export function createHealthEndpoint(deps: HealthDeps): HealthEndpoint {
     isBareProbe: (req, path) => path === "/healthz" && (req.method === "GET" || req.method === "HEAD") && !(req.url ?? "").includes("?"),
     async handle(req, res, path) {
       if (path !== "/healthz") return false;
+      setRequestRoute(req, "/healthz");
       if (req.method !== "GET" && req.method !== "HEAD") {
         throw apiError("method_not_allowed", "health is read with GET", { headers: { Allow: "GET, HEAD" } });
       }
