@@ -18,8 +18,9 @@ export function encodeDequeueReply(leased: readonly LeasedMessage[]): string {
 }
 
 /**
- * Each leased message as one-line item JSON (exactly JSON.stringify(toItem(m))), handed to `each`
- * in order: the dequeue reply joins them, an SSE stream writes one event each.
+ * Each leased message as one-line item JSON (exactly JSON.stringify(toItem(m)), but for headers and
+ * trace given as stored text, written as stored), handed to `each` in order: the dequeue reply joins
+ * them, an SSE stream writes one event each.
  */
 export function encodeItems(leased: readonly LeasedMessage[], each: (json: string, index: number, message: LeasedMessage) => void): void {
   const receivedAt = lastIso();
