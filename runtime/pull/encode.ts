@@ -3,7 +3,9 @@
 // and JSON.stringify over 32 freshly built item objects (plus two Date→ISO conversions per item)
 // cost about twice this. The bytes are exactly JSON.stringify({ items: leased.map(toItem) }) (a
 // test compares the two): strings that may need escaping go through JSON.stringify, while base64
-// text, ISO-8601 timestamps and integers never contain a character JSON escapes.
+// text, ISO-8601 timestamps and integers never contain a character JSON escapes. A leased message a
+// store read as base64 and stored JSON text (runtime/store/stored-lease.ts) is written as it is:
+// the same item, its headers in the order they were stored.
 import type { LeasedMessage } from "../store/records.js";
 
 export const EMPTY_DEQUEUE_REPLY = '{"items":[]}';
@@ -16,15 +18,17 @@ export function encodeDequeueReply(leased: readonly LeasedMessage[]): string {
 }
 
 /**
- * Each leased message as one-line item JSON (exactly JSON.stringify(toItem(m))), handed to `each`
- * in order: the dequeue reply joins them, an SSE stream writes one event each.
+ * Each leased message as one-line item JSON (exactly JSON.stringify(toItem(m)), but for headers and
+ * trace given as stored text, written as stored), handed to `each` in order: the dequeue reply joins
+ * them, an SSE stream writes one event each.
  */
 export function encodeItems(leased: readonly LeasedMessage[], each: (json: string, index: number, message: LeasedMessage) => void): void {
   const receivedAt = lastIso();
   const leaseUntil = lastIso();
   for (let i = 0; i < leased.length; i++) {
     const m = leased[i];
-    const payload = Buffer.from(m.payload.buffer, m.payload.byteOffset, m.payload.byteLength).toString("base64");
+    const payload = m.payloadB64 ?? Buffer.from(m.payload.buffer, m.payload.byteOffset, m.payload.byteLength).toString("base64");
+    const trace = m.traceJson !== undefined ? m.traceJson : m.trace ? JSON.stringify(m.trace) : null;
     const json =
       '{"id":' +
       JSON.stringify(m.id) +
@@ -37,8 +41,8 @@ export function encodeItems(leased: readonly LeasedMessage[], each: (json: strin
       ',"payload_b64":"' +
       payload +
       '","headers":' +
-      JSON.stringify(m.headers) +
-      (m.trace ? ',"trace":' + JSON.stringify(m.trace) : "") +
+      (m.headersJson ?? JSON.stringify(m.headers)) +
+      (trace !== null ? ',"trace":' + trace : "") +
       ',"received_at":"' +
       receivedAt(m.receivedAtMs) +
       '","attempt":' +

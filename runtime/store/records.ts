@@ -43,6 +43,17 @@ export interface LeasedMessage {
   /** 1 on first delivery. */
   attempt: number;
   leaseUntilMs: number;
+  /**
+   * The payload as base64, when the store read it that way (PostgreSQL encodes it in the lease
+   * statement): the Pull API writes it as it is (runtime/pull/encode.ts).
+   */
+  readonly payloadB64?: string;
+  /**
+   * The headers (and trace) as the JSON text stored at ingress, when the store kept it: the Pull API
+   * writes it as it is rather than parsing it only to serialise it again.
+   */
+  readonly headersJson?: string;
+  readonly traceJson?: string | null;
 }
 
 export type LeaseConflictReason = "lease_not_found" | "lease_expired";

@@ -5,6 +5,7 @@ import * as assert from "uvu/assert";
 import { EMPTY_DEQUEUE_REPLY, encodeDequeueReply } from "../../runtime/pull/encode.js";
 import { toItem } from "../../runtime/pull/ops.js";
 import type { LeasedMessage } from "../../runtime/store/records.js";
+import { StoredLease } from "../../runtime/store/stored-lease.js";
 
 const test = suite("pull dequeue reply encoding");
 
@@ -63,6 +64,30 @@ test("strings that need escaping, unicode, odd header names, empty payloads and 
   ];
   assert.is(encodeDequeueReply(messages), reference(messages));
   assert.equal(JSON.parse(encodeDequeueReply(messages)).items[2].payload_b64, Buffer.from("ABCDEF").toString("base64"));
+});
+
+test("a lease read as base64 and stored JSON text is written as it is, the same items, headers in their stored order", () => {
+  const bytes = new Uint8Array(Array.from({ length: 200 }, (_, i) => (i * 53) % 256));
+  const b64 = Buffer.from(bytes).toString("base64");
+  const headersJson = JSON.stringify({ "x-z": 'v"\u0000', "2": "two", "1": "one", "content-type": "text/plain" });
+  const at = Date.UTC(2026, 10, 23, 12, 0, 0, 5);
+  const stored = [
+    new StoredLease("m1", "lease_1", "/orders", "pull", b64, headersJson, '{"traceparent":"00-a-b-01"}', at, 2, at + 30_000),
+    new StoredLease("m2", "lease_2", "/orders", "pull", bytes, "{}", null, at, 1, at + 30_000),
+    // A JSON null stored as the trace is no trace.
+    new StoredLease("m3", "lease_3", "/orders", "pull", "", "{}", "null", at, 1, at + 30_000),
+  ];
+  const reply = encodeDequeueReply(stored);
+  assert.equal(JSON.parse(reply), JSON.parse(reference(stored)));
+  assert.ok(reply.includes(`"payload_b64":"${b64}","headers":${headersJson},"trace":{"traceparent":"00-a-b-01"}`), "base64 and stored text as they are");
+  assert.is(JSON.parse(reply).items[2].trace, undefined);
+  // Decoded on demand, for the gRPC binding and push deliveries.
+  assert.equal([...stored[0].payload], [...bytes]);
+  assert.is(stored[1].payloadB64, b64);
+  assert.equal(Object.keys(stored[0].headers), ["1", "2", "x-z", "content-type"]);
+  assert.equal(stored[0].trace, { traceparent: "00-a-b-01" });
+  assert.is(stored[2].trace, null);
+  assert.equal([...stored[2].payload], []);
 });
 
 test.run();

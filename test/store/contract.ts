@@ -162,6 +162,31 @@ export function storeContract(name: string, openFresh: OpenFreshStore): Test {
     assert.equal(view.trace, { traceparent: "00-abc-def-01" });
   });
 
+  it("a leased message's base64 payload and stored header and trace text, where a store gives them, say what its decoded fields say", {}, async (store) => {
+    // 300 bytes: more than the 57 a line of PostgreSQL's base64 holds.
+    const long = new Uint8Array(Array.from({ length: 300 }, (_, i) => (i * 37) % 256));
+    const headers = { "x-z-first": 'say "hi"\\', "content-type": "application/octet-stream", "x-a": "ü \u2028" };
+    await store.enqueue([
+      message("long", { payload: long, headers, trace: { traceparent: "00-abc-def-01", path: "/p" } }),
+      message("empty", { payload: new Uint8Array(0), headers: {}, trace: null }),
+    ]);
+    const leased = await store.dequeue({ route: "/orders", batch: 2, leaseTtlMs: SECOND });
+    assert.equal(leased.map((m) => m.id).sort(), ["empty", "long"]);
+    for (const m of leased) {
+      const sent = m.id === "long" ? long : new Uint8Array(0);
+      if (m.payloadB64 !== undefined) assert.is(m.payloadB64, Buffer.from(sent).toString("base64"), m.id);
+      assert.equal([...m.payload], [...sent], m.id);
+      if (m.headersJson !== undefined) {
+        // The text as stored: the sender's order, and the same object the decoded field holds.
+        assert.equal(JSON.parse(m.headersJson), m.headers, m.id);
+        assert.equal(Object.keys(JSON.parse(m.headersJson) as object), Object.keys(m.id === "long" ? headers : {}), m.id);
+      }
+      if (m.traceJson !== undefined) assert.equal(m.traceJson === null ? null : JSON.parse(m.traceJson), m.trace, m.id);
+      assert.equal(m.headers, m.id === "long" ? headers : {}, m.id);
+      assert.equal(m.trace, m.id === "long" ? { traceparent: "00-abc-def-01", path: "/p" } : null, m.id);
+    }
+  });
+
   it("one group of text, multibyte, binary, NUL-holding and empty payloads stores each message's own bytes", {}, async (store) => {
     // PostgreSQL writes a group's payloads as one blob, as text when they are all UTF-8 without NUL.
     const payloads: Record<string, Uint8Array> = {

@@ -5,6 +5,7 @@
 import { newLeaseId } from "../ids.js";
 import { positiveOrNull } from "../options.js";
 import type { SettleKind } from "../settled-leases.js";
+import { StoredLease } from "../stored-lease.js";
 import type { DequeueRequest, LeasedMessage, LeaseOutcome, LeaseScope, NackOptions } from "../records.js";
 import { MAX_DEQUEUE_BATCH, MAX_LEASE_BATCH, SETTLED_LEASE_MEMORY_MS } from "../store.js";
 import { uniqueIds } from "../validate.js";
@@ -141,18 +142,12 @@ export class LeaseOps {
     return requests.map((request) => {
       const first = before;
       before += request.batch;
-      return leased.filter((row) => row.rn > first && row.rn <= before).map((row) => ({
-        id: row.id,
-        leaseId: row.lease_id,
-        route: row.route,
-        target: row.target,
-        payload: row.payload,
-        headers: row.headers,
-        trace: row.trace ?? null,
-        receivedAtMs: row.received_at,
-        attempt: row.attempt,
-        leaseUntilMs: row.lease_until,
-      }));
+      return leased
+        .filter((row) => row.rn > first && row.rn <= before)
+        .map(
+          (row) =>
+            new StoredLease(row.id, row.lease_id, row.route, row.target, row.payload_b64, row.headers_json, row.trace_json ?? null, row.received_at, row.attempt, row.lease_until),
+        );
     });
   }
 

@@ -5,6 +5,7 @@
 import { positiveOrNull } from "../options.js";
 import type { DequeueRequest, LeasedMessage, LeaseOutcome, LeaseScope, NackOptions } from "../records.js";
 import { SettledLeases, type SettleKind } from "../settled-leases.js";
+import { StoredLease } from "../stored-lease.js";
 import { uniqueIds } from "../validate.js";
 import type { SqliteContext } from "./context.js";
 import type { LeasedRow, LeaseLookupRow, ReadyKey } from "./queries.js";
@@ -37,18 +38,7 @@ export class LeaseOps {
     this.cx.ready.notifyAt(leaseUntilMs);
     return ready.map(([rowid, id, , receivedAt, target]) => {
       const [, leaseId, payload, headers, trace, attempt] = byRowid.get(rowid)!;
-      return {
-        id,
-        leaseId,
-        route: request.route,
-        target,
-        payload,
-        headers: JSON.parse(headers),
-        trace: trace === null ? null : JSON.parse(trace),
-        receivedAtMs: receivedAt,
-        attempt,
-        leaseUntilMs,
-      };
+      return new StoredLease(id, leaseId, request.route, target, payload, headers, trace, receivedAt, attempt, leaseUntilMs);
     });
   }
 
