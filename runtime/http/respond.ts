@@ -74,7 +74,7 @@ function writeJsonHead(res: ServerResponse, status: number, payload: string, hea
     return false;
   }
   const head: string[] = [];
-  for (const name of Object.keys(headers)) head.push(name, headers[name]);
+  if (headers !== NO_HEADERS) for (const name of Object.keys(headers)) head.push(name, headers[name]);
   head.push("Content-Type", "application/json", "Content-Length", String(bytes));
   res.writeHead(status, head);
   return true;

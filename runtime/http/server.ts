@@ -190,10 +190,14 @@ function dropConnectionsWithoutRequest(open: ReadonlySet<Socket>, inFlight: InFl
 
 /** Every request's way in: framing refusals, then the handler, its failures answered. */
 function requestListener(handler: RequestHandler, options: HttpServerOptions, inFlight: InFlight, closing: () => boolean) {
+  // One function for every response, not a closure per request; 'close' is emitted once.
+  function forgetInFlight(this: ServerResponse): void {
+    const socket = this.req.socket;
+    if (inFlight.get(socket) === this) inFlight.delete(socket);
+  }
   return function listener(req: IncomingMessage, res: ServerResponse): void {
-    const socket = req.socket;
-    inFlight.set(socket, res);
-    res.once("close", () => inFlight.get(socket) === res && inFlight.delete(socket));
+    inFlight.set(req.socket, res);
+    res.on("close", forgetInFlight);
     const refusal = framingRefusal(req);
     if (refusal) {
       options.onClientError?.(refusal.status, refusal.code);

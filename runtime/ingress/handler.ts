@@ -62,6 +62,9 @@ export function createIngressHandler(deps: IngressDeps) {
   };
 }
 
+/** The replay keys of a request whose verifier names none (most requests): shared, never written. */
+const NO_REPLAY_KEYS: readonly string[] = [];
+
 /** The steps from request to stored copies; each refusal is thrown as an IngressRefusal. */
 async function accept(deps: IngressDeps, reportAuthUnavailable: ReportAuthUnavailable, req: IncomingMessage, res: ServerResponse, path: string): Promise<string[]> {
   const state = deps.state();
@@ -105,7 +108,7 @@ async function accept(deps: IngressDeps, reportAuthUnavailable: ReportAuthUnavai
   }
   // The nonce is claimed only now that the signature verified, so forged requests cannot burn it
   // (docs/decisions.md D14).
-  const replayKeys = verdict.replay ? claimReplayKeys(deps.nonces, route.path, verdict.replay) : [];
+  const replayKeys = verdict.replay ? claimReplayKeys(deps.nonces, route.path, verdict.replay) : NO_REPLAY_KEYS;
   try {
     const copies = admitCopies(deps, req, res, path, route, settings, verdict, body, state.hasGlobalRateLimit);
     const ids = await storeCopies(deps, copies, route.path);
@@ -162,7 +165,10 @@ function admitCopies(
   const headers = captureHeaders(req, verdict.copiedHeaders, settings.reservedHeaders);
   // With tracing on, the ingress span's traceparent (and tracestate) is stored too: the push attempt
   // continues that trace, and a pull worker can (docs/operations.md "Tracing").
-  const trace = { remote_addr: req.socket.remoteAddress ?? "", path, ...requestTraceContext(req) };
+  // Built without a spread of an absent context: one object shape for every untraced request.
+  const traced = requestTraceContext(req);
+  const remoteAddr = req.socket.remoteAddress ?? "";
+  const trace = traced === undefined ? { remote_addr: remoteAddr, path } : { remote_addr: remoteAddr, path, ...traced };
   const copies = (): NewMessage[] => settings.targets.map((target) => ({ id: newMessageId(), route: route.path, target, payload: body, headers, trace }));
   // The server answered 503 shutting_down while this body was arriving: storing it now would keep
   // a message whose sender was told it was not taken (docs/decisions.md D44).

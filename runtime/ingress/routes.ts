@@ -31,18 +31,21 @@ export function buildRouteTable(routes: readonly Route[]): RouteTable {
       return { route, methods, allowHeader: [...methods].join(", "), matches: route.match ? compileMatcher(route.match) : null };
     });
 
+  // Each entry's "found" answer, made once: a lookup runs for every ingress request.
+  const found: RouteLookup[] = entries.map((entry) => ({ kind: "found", entry }));
   return {
     entries,
     lookup(path, method, subject) {
       let wrongMethod: RouteEntry | undefined;
       let computed: MatchSubject | undefined;
-      for (const entry of entries) {
+      for (let index = 0; index < entries.length; index++) {
+        const entry = entries[index];
         if (!pathCovers(entry.route.path, path)) continue;
         if (entry.matches) {
           computed ??= subject();
           if (!entry.matches(computed)) continue;
         }
-        if (entry.methods.has(method)) return { kind: "found", entry };
+        if (entry.methods.has(method)) return found[index];
         // A later route may accept this method on the same path (e.g. split by `match { method }`).
         wrongMethod ??= entry;
       }

@@ -28,9 +28,14 @@ export class ReadySignal {
 
   notify(route?: string): void {
     this.generation++;
-    for (const waiter of [...this.waiters]) {
-      if (route === undefined || waiter.route === route) waiter.wake();
+    // Copied before calling (a wake or a listener may change the sets), but not when empty: this runs
+    // for every ingress request, and a copy of an empty set is still an allocation.
+    if (this.waiters.size > 0) {
+      for (const waiter of [...this.waiters]) {
+        if (route === undefined || waiter.route === route) waiter.wake();
+      }
     }
+    if (this.listeners.size === 0) return;
     for (const listener of [...this.listeners]) {
       try {
         listener(route);
@@ -44,7 +49,13 @@ export class ReadySignal {
    * After new messages were stored: wakes each of their routes once now, and arms a wake-up for any
    * message scheduled to become ready later (a future next_run_at).
    */
-  notifyStored(messages: Iterable<{ readonly route: string; readonly nextRunAtMs?: number }>, nowMs: number): void {
+  notifyStored(messages: readonly { readonly route: string; readonly nextRunAtMs?: number }[], nowMs: number): void {
+    // One message (an ingress request without fan-out): no set of routes to build.
+    if (messages.length === 1) {
+      const [message] = messages;
+      if (message.nextRunAtMs !== undefined && message.nextRunAtMs > nowMs) this.notifyAt(message.nextRunAtMs);
+      return this.notify(message.route);
+    }
     const routes = new Set<string>();
     for (const message of messages) {
       routes.add(message.route);

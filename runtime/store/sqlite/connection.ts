@@ -198,6 +198,8 @@ export class SqliteConnection {
     const started = performance.now();
     const errors: (unknown | undefined)[] = [];
     const hooks: (() => void)[] = [];
+    // One hook list for the group: a failed write's hooks are cut off again (no list per write).
+    const afterCommit: AfterCommit = (hook) => void hooks.push(hook);
     try {
       this.sql.begin.run();
     } catch (error) {
@@ -206,17 +208,17 @@ export class SqliteConnection {
     }
     try {
       for (const write of writes) {
-        const own: (() => void)[] = [];
+        const hooksBefore = hooks.length;
         const insertedBefore = this.insertedInGroup;
         const savepoint = !write.items.stepwise;
         if (!write.items.keepsCounter) this.storedActive = null;
         if (savepoint) this.sql.savepoint.run();
         try {
-          write.items.work((hook) => own.push(hook));
+          write.items.work(afterCommit);
           if (savepoint) this.sql.release.run();
-          hooks.push(...own);
           errors.push(undefined);
         } catch (error) {
+          hooks.length = hooksBefore;
           this.insertedInGroup = insertedBefore;
           if (savepoint) {
             this.sql.rollbackToSavepoint.run();
