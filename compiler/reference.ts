@@ -43,7 +43,7 @@ export const BLOCKS: readonly BlockInfo[] = [
   { key: "ingress", title: "`ingress { … }`", about: "The webhook listener." },
   { key: "pull_api", title: "`pull_api { … }`", about: "The Pull API listener and its limits." },
   { key: "admin_api", title: "`admin_api { … }`", about: "The Admin API listener." },
-  { key: "tls", title: "`tls { … }` (in `ingress`, `pull_api`, `admin_api`)", about: "Serve HTTPS only." },
+  { key: "tls", title: "`tls { … }` (in `ingress`, `pull_api`, `admin_api`)", about: "Serve HTTPS only; in `pull_api` it also secures the gRPC worker service (`grpc_listen`)." },
   { key: "rate_limit", title: "`rate_limit { … }` (in `ingress`, `pull_api`, a route)", about: "A token bucket." },
   { key: "observability", title: "`observability { … }`", about: "Access log, runtime log, metrics, tracing." },
   { key: "access_log", title: "`access_log { … }`", about: "One JSON line per request." },
