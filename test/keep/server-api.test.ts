@@ -1,6 +1,7 @@
 // keep serve: the HTTP API over real HTTPS against the built CLI: status order, list filtering,
 // byte-exact values, the audit lines each request writes, and admin changes seen without restart.
 import { readFileSync } from "node:fs";
+import { request } from "node:https";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -60,6 +61,28 @@ test("a missing, malformed or unknown token is 401 unauthorized, before any rout
   }
   const raw = await call(srv, fx.certs.caPem, "GET", "/v1/secrets/app/prod/API_KEY", { headers: { Authorization: `Basic ${ci}` } });
   assert.is(raw.status, 401);
+});
+
+test("a client that never finishes its body gets its 401 without waiting for it, and the connection closes", async () => {
+  // Content-Length promises 1,000 bytes; 10 are sent and the rest never come. The server answers once
+  // its short wait for the unused body is over (keep/server/respond.ts), not at its request timeout.
+  const answer = await new Promise<{ status: number; connection: string | undefined; closed: Promise<void> }>((resolve, reject) => {
+    const req = request(
+      { host: "127.0.0.1", servername: "localhost", port: srv.port, method: "GET", path: "/v1/secrets/app/prod/API_KEY", ca: fx.certs.caPem, agent: false, headers: { "content-length": "1000" } },
+      (res) => {
+        res.resume();
+        const closed = new Promise<void>((done) => req.socket!.once("close", () => done()));
+        resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, closed });
+      },
+    );
+    req.on("error", reject);
+    req.write("x".repeat(10));
+    // A liveness bound far below Node's 300 s request timeout, not a speed assertion.
+    setTimeout(() => reject(new Error("no answer within 20 s")), 20_000).unref();
+  });
+  assert.is(answer.status, 401);
+  assert.is(answer.connection, "close");
+  await answer.closed;
 });
 
 test("GET /v1/secrets/{path} returns the value byte-exact (newlines, CR, spaces, UTF-8)", async () => {
