@@ -1,5 +1,6 @@
 // Delays between retries: exponential with jitter, so a fleet of workers that lost the server at the
 // same moment does not come back in step.
+import { PullError } from "./errors.js";
 
 export interface BackoffOptions {
   /** First delay (ms). */
@@ -14,6 +15,11 @@ export const TRANSPORT_BACKOFF: BackoffOptions = { initialMs: 100, maxMs: 10_000
 export function backoffDelay(failures: number, options: BackoffOptions = TRANSPORT_BACKOFF): number {
   const ceiling = Math.min(options.maxMs, options.initialMs * 2 ** Math.min(30, Math.max(0, failures - 1)));
   return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+}
+
+/** The delay before retrying a failed call: the server's Retry-After when it sent one, else backoffDelay. */
+export function retryAfterOrBackoff(error: unknown, failures: number): number {
+  return error instanceof PullError && error.retryAfterMs !== undefined ? error.retryAfterMs : backoffDelay(failures);
 }
 
 /**

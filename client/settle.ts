@@ -1,7 +1,7 @@
 // Settling leases for the worker: acks gathered into one request while the previous one is on its
 // way (at most `maxBatch` ids a request), and any settle retried with backoff while it fails for a
 // transient reason and its leases can still be settled.
-import { backoffDelay, sleep } from "./backoff.js";
+import { retryAfterOrBackoff, sleep } from "./backoff.js";
 import { PullError } from "./errors.js";
 import type { LeaseConflict, SettleResult } from "./pull-client.js";
 
@@ -23,7 +23,7 @@ export async function settleWithRetry(operation: "ack" | "nack", call: () => Pro
       if (result.conflicts.length > 0) reporter.conflicts(operation, result.conflicts);
       return;
     } catch (error) {
-      const delay = error instanceof PullError && error.retryAfterMs !== undefined ? error.retryAfterMs : backoffDelay(failures);
+      const delay = retryAfterOrBackoff(error, failures);
       const retry = (!(error instanceof PullError) || error.transient) && Date.now() + delay < giveUpAtMs;
       reporter.transportError(operation, error, retry ? delay : undefined);
       if (!retry) return;

@@ -4,8 +4,8 @@
 // renews every lease it holds in one batched extend per period, aborts a handler whose lease could
 // not be kept, and on stop() drains: no more leasing, in-flight handlers get until the deadline, the
 // rest go back to the queue.
-import { backoffDelay, defaultRetryDelay, sleep } from "./backoff.js";
-import { isAbort, PullError } from "./errors.js";
+import { defaultRetryDelay, retryAfterOrBackoff, sleep } from "./backoff.js";
+import { isAbort } from "./errors.js";
 import type { Message } from "./message.js";
 import { PullClient, type LeaseConflict } from "./pull-client.js";
 import { AckBatcher, settleWithRetry, type SettleReporter } from "./settle.js";
@@ -240,7 +240,7 @@ export function createWorker<Payload = unknown>(options: WorkerOptions<Payload>)
   }
 
   async function backOff(operation: "dequeue" | "stream", error: unknown, failures: number, signal: AbortSignal): Promise<void> {
-    const delay = error instanceof PullError && error.retryAfterMs !== undefined ? error.retryAfterMs : backoffDelay(failures);
+    const delay = retryAfterOrBackoff(error, failures);
     emit({ type: "transport_error", operation, error, retryInMs: delay });
     await sleep(delay, signal);
   }
