@@ -59,25 +59,40 @@ async function leftover(endpoint: string): Promise<string[]> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-test("at most `concurrency` handlers run at once, and every message is acked", async () => {
-  const ids = await ingest("conc", 40);
+/** A handler that takes `ms` per message, noting the ids it handled and the most it ran at once. */
+function countingHandler(ms: number): { done: string[]; handler: (message: Message) => Promise<void>; readonly most: number } {
   let running = 0;
   let most = 0;
   const done: string[] = [];
+  const handler = async (message: Message) => {
+    most = Math.max(most, ++running);
+    await sleep(ms);
+    running--;
+    done.push(message.id);
+  };
+  return {
+    done,
+    handler,
+    get most() {
+      return most;
+    },
+  };
+}
+
+test("at most `concurrency` handlers run at once, and every message is acked", async () => {
+  const ids = await ingest("conc", 40);
+  const counting = countingHandler(15);
+  const { done, handler } = counting;
   const worker = createWorker({
     url: base.pull,
     token: TOKEN,
     endpoint: "/conc",
     concurrency: 4,
-    handler: async (message) => {
-      most = Math.max(most, ++running);
-      await sleep(15);
-      running--;
-      done.push(message.id);
-    },
+    handler,
   });
   await eventually(() => (done.length >= 40 ? true : undefined), 20_000, "40 messages handled");
   await worker.stop();
+  const { most } = counting;
   assert.is(most, 4);
   assert.equal([...done].sort(), [...ids].sort());
   assert.equal(await leftover("conc"), []);
@@ -206,27 +221,22 @@ test("stop() under load loses nothing and hands nothing acked out again", async 
 
 test("the SSE transport: messages handled with concurrency respected, then a clean stop", async () => {
   const ids = await ingest("sse", 30);
-  let running = 0;
-  let most = 0;
-  const done: string[] = [];
+  const counting = countingHandler(10);
+  const { done, handler } = counting;
   const worker = createWorker({
     url: base.pull,
     token: TOKEN,
     endpoint: "/sse",
     transport: "sse",
     concurrency: 3,
-    handler: async (message) => {
-      most = Math.max(most, ++running);
-      await sleep(10);
-      running--;
-      done.push(message.id);
-    },
+    handler,
   });
   await eventually(() => (done.length >= 30 ? true : undefined), 20_000, "30 messages over SSE");
   // A message ingested while the stream waits is delivered through it.
   const [late] = await ingest("sse", 1);
   await eventually(() => (done.includes(late) ? true : undefined), 10_000, "the late message");
   await worker.stop();
+  const { most } = counting;
   assert.ok(most <= 3 && most >= 2, `at most 3 at once, saw ${most}`);
   assert.equal([...done].sort(), [...ids, late].sort());
   assert.equal(await leftover("sse"), []);
