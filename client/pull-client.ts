@@ -122,8 +122,7 @@ export class PullClient {
   }
 
   private async settle(op: "ack" | "nack" | "extend", leaseIds: string | readonly string[], extra: Record<string, unknown>): Promise<SettleResult> {
-    const single = typeof leaseIds === "string";
-    const ids = single ? [leaseIds] : [...leaseIds];
+    const ids = typeof leaseIds === "string" ? [leaseIds] : [...leaseIds];
     if (ids.length === 0) return { settled: 0, conflicts: [] };
     // A list always, so a conflict answer names the lease either way.
     const answer = await this.transport.post(`${this.endpoint}/${op}`, { lease_ids: ids, ...extra });
