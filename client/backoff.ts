@@ -9,7 +9,7 @@ export interface BackoffOptions {
   maxMs: number;
 }
 
-export const TRANSPORT_BACKOFF: BackoffOptions = { initialMs: 100, maxMs: 10_000 };
+const TRANSPORT_BACKOFF: BackoffOptions = { initialMs: 100, maxMs: 10_000 };
 
 /** The delay before retry number `failures` (1-based): initial × 2^(failures−1), capped, then jittered to 50–100 %. */
 export function backoffDelay(failures: number, options: BackoffOptions = TRANSPORT_BACKOFF): number {

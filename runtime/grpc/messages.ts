@@ -34,7 +34,7 @@ export function durationMs(field: string, value: Duration | null | undefined): n
   return seconds * 1000 + Math.ceil(nanos / 1_000_000);
 }
 
-export function timestampOf(ms: number): Timestamp {
+function timestampOf(ms: number): Timestamp {
   const seconds = Math.floor(ms / 1000);
   return { seconds, nanos: (ms - seconds * 1000) * 1_000_000 };
 }
