@@ -5,7 +5,7 @@ import { readSpoolfile } from "./read.js";
 
 export type { CompileOptions } from "./context.js";
 export type { CompileResult } from "./compile.js";
-export { compileTree } from "./compile.js";
+export { CHANNELS, compileTree } from "./compile.js";
 export { configFingerprint, readSpoolfile, type SpoolfileRead } from "./read.js";
 export { formatText, type FormatResult } from "./format.js";
 export { unifiedDiff } from "./diff.js";
