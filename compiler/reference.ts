@@ -341,6 +341,11 @@ export function findDirective(block: string, name: string, firstArg?: string): D
   return candidates.find((d) => d.sub !== undefined && d.sub === firstArg) ?? candidates.find((d) => d.sub === undefined) ?? candidates[0];
 }
 
+/** How a directive is written: its name, its fixed first argument if any, and its usage. */
+export function writtenForm(d: DirectiveInfo): string {
+  return [d.name, d.sub, d.usage].filter(Boolean).join(" ");
+}
+
 function cell(text: string): string {
   return text.replace(/\|/g, "\\|");
 }
@@ -353,7 +358,7 @@ export function referenceMarkdown(): string {
     if (list.length === 0) continue;
     out.push(`#### ${block.title}`, "", block.about, "", "| Directive | Default | Values | Meaning |", "|---|---|---|---|");
     for (const d of list) {
-      const written = `\`${cell([d.name, d.sub, d.usage].filter(Boolean).join(" "))}\`${d.repeatable ? " (R)" : ""}`;
+      const written = `\`${cell(writtenForm(d))}\`${d.repeatable ? " (R)" : ""}`;
       out.push(`| ${written} | ${cell(d.default)} | ${d.values ? cell(d.values.join(", ")) : ""} | ${cell(d.description)} |`);
     }
     out.push("");
