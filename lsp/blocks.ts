@@ -4,7 +4,7 @@
 import { CHANNELS, directivesOf, findDirective, type Directive, type DirectiveInfo, type Item } from "../compiler/index.js";
 
 /** A route channel wrapper (`internal { /a { … } }`) holds routes only. */
-const CHANNEL_WRAPPER = "channel";
+export const CHANNEL_WRAPPER = "channel";
 
 /** The block key a directive's `{ … }` opens, given the block key the directive is written in. */
 export function blockOpenedBy(parent: string, d: Directive): string | undefined {
