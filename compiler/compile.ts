@@ -34,7 +34,8 @@ const SINGLE_BLOCKS = [
   "secrets",
 ] as const;
 type SingleBlock = (typeof SINGLE_BLOCKS)[number];
-const CHANNELS = ["inbound", "outbound", "internal"] as const;
+/** The route channels: a route is inbound unless one of the others is written before its path. */
+export const CHANNELS = ["inbound", "outbound", "internal"] as const;
 
 /** A route statement found at top level or inside a channel wrapper. */
 interface RouteStatement {

@@ -5,7 +5,7 @@ import { readSpoolfile } from "./read.js";
 
 export type { CompileOptions } from "./context.js";
 export type { CompileResult } from "./compile.js";
-export { compileTree } from "./compile.js";
+export { CHANNELS, compileTree } from "./compile.js";
 export { configFingerprint, readSpoolfile, type SpoolfileRead } from "./read.js";
 export { formatText, type FormatResult } from "./format.js";
 export { unifiedDiff } from "./diff.js";
@@ -49,6 +49,6 @@ export function loadSpoolfile(path: string, options: CompileOptions = {}): Compi
 }
 // The language server (lsp/) reads the lossless tree through the compiler too.
 export { parseSpoolfile, directivesOf, type Arg, type Block, type Directive, type Item, type Span, type SpoolfileTree } from "../grammar/index.js";
-export { BLOCKS, DIRECTIVES, directivesIn, findDirective, type BlockInfo, type DirectiveInfo } from "./reference.js";
+export { BLOCKS, DIRECTIVES, directivesIn, findDirective, writtenForm, type BlockInfo, type DirectiveInfo } from "./reference.js";
 // The runtime and the CLI read diagnostics through the compiler, never from grammar/ directly.
 export { renderDiagnostic, hasErrors, DIAGNOSTIC_SENTENCES, type Diagnostic, type DiagnosticCode } from "../grammar/index.js";

@@ -103,6 +103,8 @@ const MATCHER: readonly Row[] = [
   { name: "remote_ip", usage: "<ip or cidr>", default: "any", description: "The client address", repeatable: true },
 ];
 const RETRY: Row = { name: "retry", usage: "exponential [max N] [base D] [cap D] [jitter F]", default: "from `defaults { deliver }`", description: "Retry schedule", values: ["exponential"] };
+/** The two kinds of publish, as `publish { … }` and `defaults { publish_policy { … } }` write them. */
+const PUBLISH_KINDS: readonly Row[] = [BOOL("direct", "on", "Allow direct publish"), BOOL("managed", "on", "Allow managed publish")];
 const TIMEOUT_DELIVER: Row = DURATION("timeout", "from `defaults { deliver }`", "Time one attempt may take");
 
 export const DIRECTIVES: readonly DirectiveInfo[] = [
@@ -231,8 +233,7 @@ export const DIRECTIVES: readonly DirectiveInfo[] = [
     BOOL("dns_rebind_protection", "on", "Check the addresses actually connected to"),
   ]),
   ...rows("publish_policy", [
-    BOOL("direct", "on", "Allow direct publish"),
-    BOOL("managed", "on", "Allow managed publish"),
+    ...PUBLISH_KINDS,
     BOOL("allow_pull_routes", "on", "Allow publish to pull routes"),
     BOOL("allow_deliver_routes", "on", "Allow publish to deliver routes"),
     BOOL("require_actor", "off", "A publish must name its actor"),
@@ -286,8 +287,7 @@ export const DIRECTIVES: readonly DirectiveInfo[] = [
     { name: "max_body", usage: "<size>", default: "from defaults", description: "Largest body of this route" },
     { name: "max_headers", usage: "<size>", default: "from defaults", description: "Largest header section of this route" },
     { name: "publish", usage: "on|off or { … }", default: "all on", description: "Admin API publish to this route", values: ON_OFF, opens: "publish" },
-    BOOL("publish.direct", "on", "Allow direct publish"),
-    BOOL("publish.managed", "on", "Allow managed publish"),
+    ...PUBLISH_KINDS.map((row) => ({ ...row, name: `publish.${row.name}` })),
     { name: "queue", usage: "<backend> or { backend B }", default: "sqlite", description: "Queue backend (one per instance)", values: QUEUE_BACKENDS, opens: "queue" },
     NUMBER("deliver_concurrency", "defaults deliver concurrency", "Deliveries in flight for the route (1-10000)"),
     { name: "pull", usage: "{ path /p; auth token <source> }", default: "none", description: "Workers pull the route", opens: "pull" },
@@ -308,7 +308,7 @@ export const DIRECTIVES: readonly DirectiveInfo[] = [
     { name: "copy_headers", usage: "\"Name\"", default: "none", description: "Answer header copied into the stored message", repeatable: true },
     { name: "body_limit", usage: "<size>", default: "64kb", description: "Most of the body sent to the service" },
   ]),
-  ...rows("publish", [BOOL("enabled", "on", "Whether publish is allowed"), BOOL("direct", "on", "Allow direct publish"), BOOL("managed", "on", "Allow managed publish")]),
+  ...rows("publish", [BOOL("enabled", "on", "Whether publish is allowed"), ...PUBLISH_KINDS]),
   ...rows("queue", [{ name: "backend", usage: "<backend>", default: "sqlite", description: "Queue backend (one per instance)", values: QUEUE_BACKENDS }]),
   ...rows("pull", [
     { name: "path", usage: "/p", default: "none (required)", description: "Pull path (under pull_api prefix)" },
@@ -341,6 +341,11 @@ export function findDirective(block: string, name: string, firstArg?: string): D
   return candidates.find((d) => d.sub !== undefined && d.sub === firstArg) ?? candidates.find((d) => d.sub === undefined) ?? candidates[0];
 }
 
+/** How a directive is written: its name, its fixed first argument if any, and its usage. */
+export function writtenForm(d: DirectiveInfo): string {
+  return [d.name, d.sub, d.usage].filter(Boolean).join(" ");
+}
+
 function cell(text: string): string {
   return text.replace(/\|/g, "\\|");
 }
@@ -353,7 +358,7 @@ export function referenceMarkdown(): string {
     if (list.length === 0) continue;
     out.push(`#### ${block.title}`, "", block.about, "", "| Directive | Default | Values | Meaning |", "|---|---|---|---|");
     for (const d of list) {
-      const written = `\`${cell([d.name, d.sub, d.usage].filter(Boolean).join(" "))}\`${d.repeatable ? " (R)" : ""}`;
+      const written = `\`${cell(writtenForm(d))}\`${d.repeatable ? " (R)" : ""}`;
       out.push(`| ${written} | ${cell(d.default)} | ${d.values ? cell(d.values.join(", ")) : ""} | ${cell(d.description)} |`);
     }
     out.push("");

@@ -1,11 +1,10 @@
 // Where in the Spoolfile a position is: the block it is in (by the directive table's block keys,
 // compiler/reference.ts) and the directive it is on. Works on the lossless tree, which the parser
 // builds even for a file being typed (an unclosed block runs to the end of the file).
-import { directivesOf, findDirective, type Directive, type DirectiveInfo, type Item } from "../compiler/index.js";
+import { CHANNELS, directivesOf, findDirective, type Directive, type DirectiveInfo, type Item } from "../compiler/index.js";
 
 /** A route channel wrapper (`internal { /a { … } }`) holds routes only. */
-const CHANNEL_WRAPPER = "channel";
-const CHANNELS = ["inbound", "outbound", "internal"];
+export const CHANNEL_WRAPPER = "channel";
 
 /** The block key a directive's `{ … }` opens, given the block key the directive is written in. */
 export function blockOpenedBy(parent: string, d: Directive): string | undefined {
@@ -15,7 +14,7 @@ export function blockOpenedBy(parent: string, d: Directive): string | undefined 
     if (d.name.kind === "string" || name.startsWith("/")) return "route";
     if (parent === CHANNEL_WRAPPER) return undefined;
     if (name.startsWith("@")) return "matcher";
-    if (CHANNELS.includes(name)) return d.args.length === 0 ? CHANNEL_WRAPPER : "route";
+    if ((CHANNELS as readonly string[]).includes(name)) return d.args.length === 0 ? CHANNEL_WRAPPER : "route";
   }
   return rowOf(parent, d)?.opens;
 }

@@ -3,7 +3,7 @@
 // directive table or the file's own definitions are offered, never a value written in the file.
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { CompletionItemKind, MarkupKind, type CompletionItem, type Position } from "./protocol.js";
-import { directivesIn, findDirective, type DirectiveInfo } from "../compiler/index.js";
+import { directivesIn, findDirective, writtenForm, type DirectiveInfo } from "../compiler/index.js";
 import type { Analysis } from "./analysis.js";
 import { placeAt } from "./blocks.js";
 import { describe } from "./hover.js";
@@ -19,7 +19,7 @@ function directiveItem(row: DirectiveInfo): CompletionItem {
   return {
     label,
     kind: row.opens ? CompletionItemKind.Module : CompletionItemKind.Property,
-    detail: `${label} ${row.usage}`,
+    detail: writtenForm(row),
     documentation: { kind: MarkupKind.Markdown, value: describe(row) },
   };
 }

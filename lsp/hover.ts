@@ -2,14 +2,13 @@
 // its default and the values it takes). Nothing of the file but the directive's name is shown.
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { MarkupKind, type Hover, type Position } from "./protocol.js";
-import type { DirectiveInfo } from "../compiler/index.js";
+import { writtenForm, type DirectiveInfo } from "../compiler/index.js";
 import { rangeOf, type Analysis } from "./analysis.js";
 import { directiveNamedAt, rowOf } from "./blocks.js";
 
 /** The Markdown a directive's row reads as, in hover and in completion details. */
 export function describe(row: DirectiveInfo): string {
-  const written = [row.name, row.sub, row.usage].filter(Boolean).join(" ");
-  const lines = [`\`${written}\`${row.repeatable ? " (repeatable)" : ""}`, "", row.description, "", `Default: ${row.default}`];
+  const lines = [`\`${writtenForm(row)}\`${row.repeatable ? " (repeatable)" : ""}`, "", row.description, "", `Default: ${row.default}`];
   if (row.values) lines.push("", `Values: ${row.values.map((v) => `\`${v}\``).join(", ")}`);
   return lines.join("\n");
 }

@@ -5,7 +5,7 @@ import type { TextDocument } from "vscode-languageserver-textdocument";
 import { SymbolKind, type DocumentSymbol } from "./protocol.js";
 import { directivesOf, type Directive, type Item } from "../compiler/index.js";
 import { rangeOf } from "./analysis.js";
-import { blockOpenedBy } from "./blocks.js";
+import { blockOpenedBy, CHANNEL_WRAPPER } from "./blocks.js";
 
 function symbolName(d: Directive, key: string | undefined): string {
   const name = d.name!.value;
@@ -17,7 +17,7 @@ function symbolName(d: Directive, key: string | undefined): string {
 function kindOf(key: string | undefined): DocumentSymbol["kind"] {
   if (key === "route") return SymbolKind.Function;
   if (key === "matcher") return SymbolKind.Interface;
-  if (key === "channel") return SymbolKind.Namespace;
+  if (key === CHANNEL_WRAPPER) return SymbolKind.Namespace;
   return SymbolKind.Module;
 }
 
