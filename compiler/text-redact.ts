@@ -12,11 +12,8 @@ interface Replacement {
   text: string;
 }
 
-/** Why an argument is hidden whole, or null when only its URL parts and `raw:` value are. */
-type Whole = boolean;
-
-/** Arguments of `directive` (inside `ancestors`, outermost first) hidden whole. */
-function hiddenWhole(directive: Directive, index: number, ancestors: readonly string[]): Whole {
+/** Whether argument `index` of `directive` (inside `ancestors`, outermost first) is hidden whole; when not, only its URL parts and `raw:` value are. */
+function hiddenWhole(directive: Directive, index: number, ancestors: readonly string[]): boolean {
   const name = directive.name?.value ?? "";
   const parent = ancestors[ancestors.length - 1] ?? "";
   if (ancestors.includes("vars")) return true;
@@ -31,7 +28,7 @@ function hiddenWhole(directive: Directive, index: number, ancestors: readonly st
 }
 
 /** How one argument reads once redacted (its raw text, quoting kept). */
-function redactedArg(arg: Arg, whole: Whole): string {
+function redactedArg(arg: Arg, whole: boolean): string {
   const quote = arg.kind === "string" ? '"' : "";
   if (whole) return `${quote}${URL_REDACTED}${quote}`;
   if (/^raw:/i.test(arg.value)) return `${quote}raw:${URL_REDACTED}${quote}`;

@@ -1,21 +1,9 @@
 // The audit line of a mutating tool (docs/mcp.md "Audit"): one JSON line on stderr per call,
 // whatever its outcome, with `input_hash` over the arguments as canonical JSON.
 import { createHash } from "node:crypto";
+import { canonicalJson } from "../../runtime/admin/secrets.js";
 import { redactProse } from "../../runtime/observability/redact.js";
 import type { AuditMetadataOut } from "./tool.js";
-
-/** Compact JSON with every object's keys sorted (JS sort order); values as JSON.stringify writes them. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.keys(value)
-      .sort()
-      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
 
 /** `sha256:` + hex SHA-256 of the canonical arguments. */
 export function argumentsHash(args: Record<string, unknown>): string {

@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import { loadSpoolfile, logSafeDiagnostics, renderDiagnostic, type SpoolConfig } from "../../compiler/index.js";
 import type { ApplyConfigOutcome, AdminDeps } from "../../runtime/admin/deps.js";
 import { adminRequest, resolveAdminOperation, runAdminMutation } from "../../runtime/admin/operations.js";
-import { answerStoreError, toApiError } from "../../runtime/errors.js";
+import { answerStoreError, ApiError, toApiError } from "../../runtime/errors.js";
 import { openSqliteBeside } from "../../runtime/store/open.js";
 import { storeSpecFor } from "../../runtime/store/spec.js";
 import type { Store } from "../../runtime/store/store.js";
@@ -132,7 +132,7 @@ export class SessionState {
       return (await runAdminMutation(request, operation.handler)).body ?? {};
     } catch (thrown) {
       const error = toApiError(answerStoreError(thrown, "admin"));
-      if (error.code === "internal_error" && !(thrown instanceof Error && thrown.name === "ApiError")) {
+      if (error.code === "internal_error" && !(thrown instanceof ApiError)) {
         throw new ToolError(`code=internal_error detail=${(thrown as Error).message}`);
       }
       throw new ToolError(adminErrorMessage(error.status, error.toBody()));

@@ -77,7 +77,7 @@ export function createAdminApi(deps: AdminDeps): AdminApiHandler {
     let audit: AuditContext | undefined;
     try {
       bodyBytes = await request.body();
-      const outcome = await runAdminMutation(request, mutation, request.config.defaults.publishPolicy, (checked) => (audit = checked));
+      const outcome = await runAdminMutation(request, mutation, (checked) => (audit = checked));
       if (outcome.status === 204) sendEmpty(res, 204);
       else sendJson(res, outcome.status, outcome.body);
       writeAudit("ok", outcome.metadata);

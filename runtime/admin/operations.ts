@@ -3,7 +3,6 @@
 // MCP server's SQLite binding (cli/mcp/) both call these, so each operation has one implementation
 // (docs/mcp.md "One implementation").
 import type { IncomingHttpHeaders } from "node:http";
-import type { PublishPolicy } from "../../compiler/ir.js";
 import { checkAuditHeaders, type AuditContext } from "./audit-headers.js";
 import type { AuditMetadata } from "./audit-record.js";
 import type { AdminDeps } from "./deps.js";
@@ -59,24 +58,18 @@ export interface MutationOutcome {
   /** 200 with `audit` in the body; 201 or 204 exactly as the mutation answered (runtime secrets). */
   status: 200 | 201 | 204;
   body: Record<string, unknown> | null;
-  audit: AuditContext;
   metadata: AuditMetadata;
 }
 
 /**
- * A mutation's audit headers checked against the publish policy, then the mutation run. Throws the
+ * A mutation's audit headers checked against the snapshot's publish policy, then the mutation run. Throws the
  * refusal (an ApiError, or a store error for answerStoreError); `onAudit` gets the checked headers as
  * soon as they pass, so a refusal after them is still recorded with them.
  */
-export async function runAdminMutation(
-  request: AdminRequest,
-  handler: MutationHandler,
-  policy: PublishPolicy = request.config.defaults.publishPolicy,
-  onAudit?: (audit: AuditContext) => void,
-): Promise<MutationOutcome> {
-  const audit = checkAuditHeaders(request, policy);
+export async function runAdminMutation(request: AdminRequest, handler: MutationHandler, onAudit?: (audit: AuditContext) => void): Promise<MutationOutcome> {
+  const audit = checkAuditHeaders(request, request.config.defaults.publishPolicy);
   onAudit?.(audit);
   const result = await handler.run(request, audit);
-  if (result.status !== undefined) return { status: result.status, body: result.body, audit, metadata: result.metadata };
-  return { status: 200, body: { ...result.body, audit }, audit, metadata: result.metadata };
+  if (result.status !== undefined) return { status: result.status, body: result.body, metadata: result.metadata };
+  return { status: 200, body: { ...result.body, audit }, metadata: result.metadata };
 }
