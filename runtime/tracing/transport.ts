@@ -10,7 +10,7 @@ import type { Socket } from "node:net";
 import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
-import { parseRetryAfter } from "../delivery/retry.js";
+import { parseRetryAfter } from "../http/retry-after.js";
 import type { ExportSettings } from "./settings.js";
 
 /** What one POST came to: retryable per the contract (network error, timeout, 429, 502, 503, 504) or not. */
