@@ -6,7 +6,7 @@ import { EventEmitter } from "node:events";
 import { request, type Dispatcher } from "undici";
 import { resultForNetworkError, resultForPolicyDenial, resultForStatus, type AttemptResult } from "./classify.js";
 import { checkEgressUrl, compileEgressPolicy, EgressDeniedError, isEgressDenied, type CompiledEgressPolicy, type EgressDecision, type EgressPolicy } from "./egress.js";
-import { parseRetryAfter } from "./retry.js";
+import { parseRetryAfter } from "../http/retry-after.js";
 import { NoValidSecretError, type Signer } from "./sign.js";
 
 export interface PushInput {

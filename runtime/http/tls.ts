@@ -18,27 +18,32 @@ export interface ListenerTls {
 }
 
 /**
+ * One TLS file's bytes, read now and judged as `config validate` judges it (compiler/tls-files.ts):
+ * an unreadable or unusable file is an error naming `where`, the directive and the path (OpenSSL's
+ * own error names no file). The API listeners and the tracing exporter's collector TLS read theirs here.
+ */
+export function readTlsFile(where: string, name: string, path: string): Buffer {
+  let content: Buffer;
+  try {
+    content = readFileSync(path);
+  } catch (error) {
+    throw new Error(`${where} tls ${name} ${path} cannot be read: ${(error as Error).message}`, { cause: error });
+  }
+  const problem = tlsFileProblem(tlsFileKind(name), content);
+  if (problem) throw new Error(`${where} tls ${name} ${path} cannot be read: ${problem}`);
+  return content;
+}
+
+/**
  * The client_auth modes (docs/spoolfile.md "TLS", Caddy's names): `none` asks for no certificate;
  * `request` asks and accepts any answer; `require_any` needs a certificate, verified or not;
  * `verify_if_given` verifies one when it is sent; `require_and_verify` needs one that client_ca
  * vouches for.
  */
 export function loadListenerTls(tls: TlsConfig, where: string): ListenerTls {
-  const read = (name: string, path: string) => {
-    let content: Buffer;
-    try {
-      content = readFileSync(path);
-    } catch (error) {
-      throw new Error(`${where} tls ${name} ${path} cannot be read: ${(error as Error).message}`, { cause: error });
-    }
-    // As `config validate` judges it (compiler/tls-files.ts): OpenSSL's own error names no file.
-    const problem = tlsFileProblem(tlsFileKind(name), content);
-    if (problem) throw new Error(`${where} tls ${name} ${path} cannot be read: ${problem}`);
-    return content;
-  };
-  const cert = read("cert_file", tls.certFile);
-  const key = read("key_file", tls.keyFile);
-  const ca = tls.clientCaFile === null ? undefined : read("client_ca", tls.clientCaFile);
+  const cert = readTlsFile(where, "cert_file", tls.certFile);
+  const key = readTlsFile(where, "key_file", tls.keyFile);
+  const ca = tls.clientCaFile === null ? undefined : readTlsFile(where, "client_ca", tls.clientCaFile);
   const mode = tls.clientAuth;
   const options: TlsOptions = {
     cert,

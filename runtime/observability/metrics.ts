@@ -215,27 +215,20 @@ function sqliteFamilies({ counter, histogram }: Families) {
 }
 
 function memoryFamilies({ registers, counter }: Families, snapshot: ReadSnapshot) {
+  const byState = (name: string, help: string, pick: (memory: MemoryStoreSnapshot) => Readonly<Record<MemoryItemState, number>>) =>
+    new Gauge<"state">({
+      name,
+      help,
+      labelNames: ["state"],
+      registers,
+      async collect() {
+        const memory = (await snapshot())?.memory;
+        for (const state of MEMORY_STATES) this.set({ state }, (memory && pick(memory)[state]) ?? NaN);
+      },
+    });
   return {
-    items: new Gauge<"state">({
-      name: "spool_store_memory_items",
-      help: "Items held by the memory store by state.",
-      labelNames: ["state"],
-      registers,
-      async collect() {
-        const items = (await snapshot())?.memory?.itemsByState;
-        for (const state of MEMORY_STATES) this.set({ state }, items?.[state] ?? NaN);
-      },
-    }),
-    retainedBytes: new Gauge<"state">({
-      name: "spool_store_memory_retained_bytes",
-      help: "Bytes retained by the memory store by state.",
-      labelNames: ["state"],
-      registers,
-      async collect() {
-        const bytes = (await snapshot())?.memory?.retainedBytesByState;
-        for (const state of MEMORY_STATES) this.set({ state }, bytes?.[state] ?? NaN);
-      },
-    }),
+    items: byState("spool_store_memory_items", "Items held by the memory store by state.", (memory) => memory.itemsByState),
+    retainedBytes: byState("spool_store_memory_retained_bytes", "Bytes retained by the memory store by state.", (memory) => memory.retainedBytesByState),
     retainedBytesTotal: new Gauge({
       name: "spool_store_memory_retained_bytes_total",
       help: "Bytes retained by the memory store.",

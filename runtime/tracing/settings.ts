@@ -1,6 +1,6 @@
 // What the exporter does, as plain values from the IR (docs/operations.md "Tracing"): the export URL,
 // the headers sent on every export, compression, the timeout, the proxy and the retry policy. Pure:
-// the TLS files are read by exporter.ts, the one place tracing touches the disk.
+// the TLS files are read by tracing.ts (collectorTls), the one place tracing touches the disk.
 import type { TracingConfig } from "../../compiler/ir.js";
 
 /** The OTLP/HTTP traces path a collector URL without a path of its own gets. */

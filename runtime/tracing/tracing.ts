@@ -1,14 +1,13 @@
 // Tracing as the app runs it (docs/operations.md "Tracing"): built once at start from the IR's
 // `observability { tracing }` (a change needs a restart), or off. An exporter that cannot be built
 // (an unreadable or invalid tls file) is reported and leaves tracing off; the server runs on.
-import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createSecureContext } from "node:tls";
+import { readTlsFile } from "../http/tls.js";
 import type { Tracer } from "@opentelemetry/api";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { AlwaysOnSampler, BasicTracerProvider, ParentBasedSampler } from "@opentelemetry/sdk-trace-base";
 import type { TracingConfig } from "../../compiler/ir.js";
-import { tlsFileKind, tlsFileProblem } from "../../compiler/tls-files.js";
 import { BatchingProcessor } from "./batch.js";
 import { createExportBatch, type ExportFailure } from "./exporter.js";
 import { exportSettings } from "./settings.js";
@@ -84,18 +83,7 @@ export function startTracing(config: TracingConfig, hooks: TracingHooks): Tracin
 
 /** The collector's TLS settings, the files read (and checked by building a TLS context) now: a bad one is an init failure. */
 function collectorTls(tls: TracingConfig["tls"]): CollectorTls {
-  const read = (name: string, path: string | null) => {
-    if (path === null) return undefined;
-    let content: Buffer;
-    try {
-      content = readFileSync(path);
-    } catch (error) {
-      throw new Error(`tracing tls ${name} ${path} cannot be read: ${(error as Error).message}`);
-    }
-    const problem = tlsFileProblem(tlsFileKind(name), content);
-    if (problem) throw new Error(`tracing tls ${name} ${path} cannot be used: ${problem}`);
-    return content;
-  };
+  const read = (name: string, path: string | null) => (path === null ? undefined : readTlsFile("tracing", name, path));
   const out: CollectorTls = {
     ca: read("ca_file", tls.caFile),
     cert: read("cert_file", tls.certFile),

@@ -10,6 +10,7 @@ import type { Socket } from "node:net";
 import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
+import { parseRetryAfter } from "../http/retry-after.js";
 import type { ExportSettings } from "./settings.js";
 
 /** What one POST came to: retryable per the contract (network error, timeout, 429, 502, 503, 504) or not. */
@@ -100,7 +101,7 @@ async function answer(res: IncomingMessage): Promise<SendResult> {
   if (status >= 200 && status < 300) return { kind: "ok" };
   const reason = `the collector answered ${status}`;
   if (!RETRYABLE_STATUSES.has(status)) return { kind: "failed", reason };
-  const retryAfterMs = retryAfter(res.headers["retry-after"]);
+  const retryAfterMs = parseRetryAfter(res.headers["retry-after"], Date.now());
   return retryAfterMs === undefined ? { kind: "retryable", reason } : { kind: "retryable", reason, retryAfterMs };
 }
 
@@ -131,15 +132,6 @@ function tunnel(settings: ExportSettings, host: string, port: number, signal: Ab
 /** SNI is a name, never an address (RFC 6066 §3). */
 function serverNameOf(host: string): string | undefined {
   return /^[\d.]+$/.test(host) || host.includes(":") ? undefined : host;
-}
-
-function retryAfter(value: string | string[] | undefined): number | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (text === undefined) return undefined;
-  const seconds = Number(text);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 function reasonOf(error: unknown): string {

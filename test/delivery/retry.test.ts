@@ -3,7 +3,8 @@ import * as assert from "uvu/assert";
 import { classifyStatus, resultForStatus } from "../../runtime/delivery/classify.js";
 import { decideSettlement } from "../../runtime/delivery/settle.js";
 import { DEFAULTS } from "../../compiler/defaults.js";
-import { nextDelay, parseRetryAfter, retryAfterCapMs } from "../../runtime/delivery/retry.js";
+import { nextDelay, retryAfterCapMs } from "../../runtime/delivery/retry.js";
+import { parseRetryAfter } from "../../runtime/http/retry-after.js";
 
 const defaultRetryPolicy = DEFAULTS.deliver.retry;
 
