@@ -20,7 +20,7 @@
 // Run: node dist/test/bench/ingress.bench.js   (SPOOL_BENCH_SECONDS: seconds per ingress load (8);
 // SPOOL_BENCH_ROUNDS: ingress rounds, alternating who goes first (3); SPOOL_BENCH_PART=ingress skips
 // the drain parts; SPOOL_BENCH_PART=drain skips the timed ingress loads and fills each queue with
-// exactly DRAIN_CAP messages instead, each through its own ingress; SPOOL_BENCH_PART=tracing runs
+// exactly DRAIN_CAP messages (and DRAIN_WARMUP more, drained unmeasured first) instead, each through its own ingress; SPOOL_BENCH_PART=tracing runs
 // only the tracing comparison)
 //   tracing: the same ingress load against `spool run` with tracing off and with tracing on
 //            (every request's span exported to a local OTLP sink), round by round (issue 31).
@@ -55,6 +55,12 @@ const P99_TARGET_MS = 25;
 /** PostgreSQL ingress: spool's p99 at most this many times the reference's. */
 const PG_P99_FACTOR = 1.5;
 const DRAIN_CAP = 60_000;
+/**
+ * Messages each server drains, unmeasured, before its measured drain: the Pull calls' code is cold
+ * after the fill (V8 still compiling it would be charged to the first second of a 2–3 s drain), as
+ * the ingress rounds have their warm-up too.
+ */
+const DRAIN_WARMUP = 12_000;
 /** Unmeasured requests each server takes before the ingress rounds (compareIngress). */
 const WARMUP_REQUESTS = 20_000;
 const PG_DSN = process.env.SPOOL_BENCH_POSTGRES_DSN ?? process.env.SPOOL_TEST_POSTGRES_DSN;
@@ -117,6 +123,8 @@ async function main(): Promise<void> {
 /** Drains spool's Pull API, then the reference's, with the same client, then the in-process loop, and prints them. */
 async function compareDrain(spool: PullServer, reference: PullServer, dir: string): Promise<void> {
   // A progress line on stderr, so a profiler can attach to the right process for the drain alone.
+  await drainPullApi(spool.pull, DRAIN_WARMUP);
+  await drainPullApi(reference.pull, DRAIN_WARMUP);
   console.error(`draining spool (pid ${spool.pid})`);
   const drained = await withCpuPerUnit(spool.pid, () => drainPullApi(spool.pull), (result) => result.messages);
   const refDrained = await withCpuPerUnit(reference.pid, () => drainPullApi(reference.pull), (result) => result.messages);
@@ -146,10 +154,10 @@ function printDrainLoop(what: string, loop: DrainResult, spool: DrainResult): vo
 
 /** SPOOL_BENCH_PART=drain: DRAIN_CAP messages into spool (through ingress) and into the reference. */
 async function fillForDrain(spoolUrl: string, referenceUrl: string): Promise<void> {
-  const filled = await load(spoolUrl, DRAIN_CAP);
-  if (filled.ok < DRAIN_CAP) throw new Error(`filling spool stored ${filled.ok} of ${DRAIN_CAP} messages`);
-  const referenceFilled = await load(referenceUrl, DRAIN_CAP);
-  if (referenceFilled.ok < DRAIN_CAP) throw new Error(`filling the reference stored ${referenceFilled.ok} of ${DRAIN_CAP} messages`);
+  const filled = await load(spoolUrl, DRAIN_CAP + DRAIN_WARMUP);
+  if (filled.ok < DRAIN_CAP + DRAIN_WARMUP) throw new Error(`filling spool stored ${filled.ok} of ${DRAIN_CAP + DRAIN_WARMUP} messages`);
+  const referenceFilled = await load(referenceUrl, DRAIN_CAP + DRAIN_WARMUP);
+  if (referenceFilled.ok < DRAIN_CAP + DRAIN_WARMUP) throw new Error(`filling the reference stored ${referenceFilled.ok} of ${DRAIN_CAP + DRAIN_WARMUP} messages`);
   // The fills' dirty pages must not be written back during, and slow the fsyncs of, the drain.
   execFileSync("sync");
 }
@@ -165,12 +173,13 @@ async function drainPostgres(dir: string, children: ChildProcess[]): Promise<voi
   try {
     const onPostgres = await startSpoolOn(dir, "postgres", children, schema);
     if (PART === "drain") {
-      const filled = await load(`${onPostgres.ingress}/hooks/bench`, DRAIN_CAP);
-      if (filled.ok < DRAIN_CAP) throw new Error(`filling spool on PostgreSQL stored ${filled.ok} of ${DRAIN_CAP} messages`);
+      const filled = await load(`${onPostgres.ingress}/hooks/bench`, DRAIN_CAP + DRAIN_WARMUP);
+      if (filled.ok < DRAIN_CAP + DRAIN_WARMUP) throw new Error(`filling spool on PostgreSQL stored ${filled.ok} of ${DRAIN_CAP + DRAIN_WARMUP} messages`);
     } else {
       await comparePgIngress(onPostgres, schema, children);
       if (PART === "ingress") return;
     }
+    await drainPullApi(onPostgres.pull, DRAIN_WARMUP);
     console.error(`draining spool on PostgreSQL (pid ${onPostgres.pid})`);
     const pgDrained = await withCpuPerUnit(onPostgres.pid, () => drainPullApi(onPostgres.pull), (result) => result.messages);
     console.log(
@@ -282,12 +291,13 @@ async function startSpoolOn(dir: string, backend: "sqlite" | "postgres", childre
   return { ingress: `http://127.0.0.1:${ingressPort}`, pull: `http://127.0.0.1:${pullPort}`, pid: child.pid };
 }
 
-async function drainPullApi(base: string): Promise<DrainResult> {
+/** 4 workers draining `base` until the queue is empty or `cap` messages are drained. */
+async function drainPullApi(base: string, cap = DRAIN_CAP): Promise<DrainResult> {
   const pool = new Pool(base, { connections: 8 });
   let drained = 0;
   const started = performance.now();
   const worker = async () => {
-    while (drained < DRAIN_CAP) {
+    while (drained < cap) {
       const response = await pool.request({ method: "POST", path: "/bench/dequeue", headers: { authorization: "Bearer bench", "content-type": "application/json" }, body: '{"batch":32}' });
       const { items } = (await response.body.json()) as { items: { lease_id: string }[] };
       if (items.length === 0) return;

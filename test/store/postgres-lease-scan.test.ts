@@ -16,7 +16,7 @@ import { message } from "./contract.js";
 
 const dsn = postgresTestDsn();
 if (!dsn) {
-  reportSkipped("postgres: lease scans", 5, "SPOOL_TEST_POSTGRES_DSN is not set");
+  reportSkipped("postgres: lease scans", 6, "SPOOL_TEST_POSTGRES_DSN is not set");
   suite("postgres: lease scans (skipped)").run();
 } else {
   const schemas = new PgSchemas(dsn, "spool_lease_scan");
@@ -123,7 +123,7 @@ if (!dsn) {
           await tx.unsafe(`SET LOCAL search_path = "${schema}"`);
           // A table this small would be read whole; the question is which indexes the plan combines.
           await tx.unsafe("SET LOCAL enable_seqscan = off");
-          const [row] = await tx.unsafe(`EXPLAIN (FORMAT JSON) ${sql}`, [leaseIds, T0, null, ...extra] as never[]);
+          const [row] = await tx.unsafe(`EXPLAIN (FORMAT JSON) ${sql.sql}`, [leaseIds, T0, null, ...extra] as never[]);
           const found = new Set<string>();
           const walk = (node: Record<string, unknown>): void => {
             if (typeof node["Index Name"] === "string") found.add(node["Index Name"]);
@@ -135,6 +135,46 @@ if (!dsn) {
         assert.ok(indexes.includes("messages_lease_id"), `${name}: finds the leases by id (${indexes.join(", ")})`);
         for (const index of indexes) assert.ok(["messages_lease_id", "messages_pkey", "settled_leases_pkey"].includes(index), `${name} also scans ${index}`);
       }
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("a settle whose lease id settled_leases already holds is remembered by the upserting statement", async () => {
+    const { store, schema } = await open();
+    try {
+      await store.enqueue(["a", "b", "c"].map((id) => message(id)));
+      const leased = await store.dequeue({ route: "/orders", batch: 3, leaseTtlMs: 60_000 });
+      const [first, second, third] = leased.map((m) => m.leaseId);
+      // As if another lease had drawn the same random ids and been settled within the memory window.
+      await admin.unsafe(`INSERT INTO "${schema}".settled_leases (lease_id, kind, settled_at, route) VALUES ($1, 'nack', $2, '/orders'), ($3, 'ack', $2, '/orders')`, [
+        first,
+        T0 - 1_000,
+        third,
+      ] as never[]);
+      // The plain remembering INSERT fails on such an id (this is the case the fallback is for).
+      const plain = await admin
+        .begin(async (tx) => {
+          await tx.unsafe(`SET LOCAL search_path = "${schema}"`);
+          await tx.unsafe(ACK_DELETE.sql, [[first], T0, null] as never[]);
+        })
+        .then(
+          () => null,
+          (error: { code?: string; constraint_name?: string }) => `${error.code} ${error.constraint_name}`,
+        );
+      assert.is(plain, "23505 settled_leases_pkey");
+      const acked = await store.ack([first, second]);
+      assert.equal(acked, { settled: [first, second], conflicts: [] });
+      const dead = await store.nack([third], { dead: true, reason: "bad" });
+      assert.equal(dead, { settled: [third], conflicts: [] });
+      const remembered = await admin.unsafe(`SELECT lease_id, kind FROM "${schema}".settled_leases ORDER BY kind, lease_id`);
+      assert.equal(
+        remembered.map((row) => [row.lease_id, row.kind]),
+        [[first, "ack"], [second, "ack"], [third, "dead"]].sort((x, y) => (x[1] === y[1] ? (x[0] < y[0] ? -1 : 1) : x[1] < y[1] ? -1 : 1)),
+      );
+      // A repeat of either ack is still a success (the idempotent repeat of docs/decisions.md D19).
+      assert.equal((await store.ack([first])).repeated, [first]);
+      assert.equal((await store.listMessages({ limit: 10 })).map((v) => [v.id, v.state]), [["c", "dead"]]);
     } finally {
       await store.close();
     }

@@ -87,9 +87,23 @@ SELECT pg_notify($4, r.route) FROM (SELECT DISTINCT route FROM inserted) AS r`;
  * (`lease_until > now`) or messages_state_received (`state = 'leased'`), which it picks on stale
  * statistics and which walks the entry of every lease settled since the last VACUUM (1.2–2.6 ms
  * per ack after 30,000 acks).
+ *
+ * A settled lease is remembered by a plain INSERT: a lease id is settled once (the change clears or
+ * deletes it, and a new lease draws a new random id), so settled_leases cannot already hold it but
+ * by a collision of two random ids. `ON CONFLICT … DO UPDATE` paid for that case on every row (a
+ * speculative insertion and its confirmation: 40% of the remembering, a quarter of an ack's
+ * database time, docs/benchmarks.md); the statement that does is `upsertSettled`, which
+ * LeaseOps runs again when the plain one fails on settled_leases_pkey (docs/decisions.md D78).
  */
-export function settleLeasesSql(change: string, settleKind: SettleKind | null): string {
-  return `
+export interface SettleStatement {
+  /** The statement of the common path. */
+  sql: string;
+  /** The same statement remembering with ON CONFLICT … DO UPDATE (equal to `sql` where nothing is remembered). */
+  upsertSettled: string;
+}
+
+export function settleLeasesSql(change: string, settleKind: SettleKind | null): SettleStatement {
+  const text = (upsert: boolean) => `
 WITH changed AS (
   ${change}
   WHERE m.lease_id = v.lease_id AND m.lease_id IS NOT NULL AND (m.state || '') = 'leased' AND (m.lease_until + 0) > $2 AND ($3::text IS NULL OR m.route = $3)
@@ -97,13 +111,18 @@ WITH changed AS (
 )${
     settleKind
       ? `, remembered AS (
-  INSERT INTO settled_leases (lease_id, kind, settled_at, route) SELECT lease_id, '${settleKind}', $2, route FROM changed
-  ON CONFLICT (lease_id) DO UPDATE SET kind = excluded.kind, settled_at = excluded.settled_at, route = excluded.route
+  INSERT INTO settled_leases (lease_id, kind, settled_at, route) SELECT lease_id, '${settleKind}', $2, route FROM changed${
+    upsert ? "\n  ON CONFLICT (lease_id) DO UPDATE SET kind = excluded.kind, settled_at = excluded.settled_at, route = excluded.route" : ""
+  }
 )`
       : ""
   }
 SELECT lease_id, route FROM changed`;
+  return { sql: text(false), upsertSettled: text(settleKind !== null) };
 }
+
+/** The unique index a plain remembering INSERT fails on when settled_leases already holds the id. */
+export const SETTLED_LEASES_KEY = "settled_leases_pkey";
 
 /** The lease ids of a settle, as the relation v its change joins with. */
 const LEASE_IDS = "unnest($1::text[]) AS v(lease_id)";
