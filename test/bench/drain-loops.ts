@@ -6,12 +6,15 @@
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import postgres from "postgres";
+import { PgBackendCpu } from "./pg-backend-cpu.js";
 
 export interface DrainResult {
   messages: number;
   perSecond: number;
   /** CPU (user + system) of this process per message, µs: the loop's own, not its database's. */
   cpuUsPerUnit?: number | null;
+  /** PostgreSQL: the CPU of the database's backends per message, µs (pg-backend-cpu.ts). */
+  databaseCpuUsPerUnit?: number | null;
 }
 
 function finished(drained: number, started: number, cpuBefore: NodeJS.CpuUsage): DrainResult {
@@ -80,6 +83,11 @@ export async function postgresDrainLoop(dsn: string, schema: string, count: numb
                       CREATE INDEX q_ready ON q (route, next_run_at) WHERE state = 'queued'`);
     await sql`INSERT INTO q (route, state, next_run_at, payload) SELECT '/bench', 'queued', 0, convert_to(${body}, 'UTF8') FROM generate_series(1, ${count})`;
     await sql.unsafe("VACUUM ANALYZE q");
+    // Every consumer's connection is open before the backends' CPU starts counting.
+    await Promise.all(Array.from({ length: consumers }, () => sql`SELECT 1`));
+    await deferred`SELECT 1`;
+    const backends = new PgBackendCpu(dsn);
+    await backends.start();
     let drained = 0;
     const started = performance.now();
     const cpuBefore = process.cpuUsage();
@@ -95,7 +103,9 @@ export async function postgresDrainLoop(dsn: string, schema: string, count: numb
       }
     };
     await Promise.all(Array.from({ length: consumers }, consumer));
-    return finished(drained, started, cpuBefore);
+    const result = finished(drained, started, cpuBefore);
+    const databaseMs = await backends.stop();
+    return { ...result, databaseCpuUsPerUnit: databaseMs === null || drained === 0 ? null : (databaseMs * 1000) / drained };
   } finally {
     await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
     await Promise.all([sql.end({ timeout: 5 }), deferred.end({ timeout: 5 })]);

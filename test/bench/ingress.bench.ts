@@ -35,6 +35,7 @@ import Database from "better-sqlite3";
 import postgres from "postgres";
 import { Pool } from "undici";
 import { postgresDrainLoop, sqliteDrainLoop, type DrainResult } from "./drain-loops.js";
+import { PgBackendCpu } from "./pg-backend-cpu.js";
 import { BODY, cpuNote, fmt, freePort, load, startSpool, stopChildren, waitFor, withCpuPerUnit, type LoadResult } from "./load.js";
 
 /** A load's result with the CPU the loaded server spent per answered request (null where unknown). */
@@ -145,10 +146,18 @@ async function compareDrain(spool: PullServer, reference: PullServer, dir: strin
   lastSqliteDrain = drained.perSecond;
 }
 
+/** ", database backends 41.0 µs/msg" (PostgreSQL's own CPU, pg-backend-cpu.ts), or "" where unknown. */
+function databaseNote(usPerMessage: number | null | undefined): string {
+  return usPerMessage == null ? "" : `, database backends ${usPerMessage.toFixed(1)} µs/msg`;
+}
+
 /** The in-process loop's rate and spool's drain against it. */
 function printDrainLoop(what: string, loop: DrainResult, spool: DrainResult): void {
   const ratio = spool.perSecond / loop.perSecond;
-  console.log(`drain in-process loop (${what}, batch 32, no HTTP): ${fmt(loop.perSecond)} msg/s over ${loop.messages} messages${cpuNote(loop.cpuUsPerUnit, "msg")}`);
+  console.log(
+    `drain in-process loop (${what}, batch 32, no HTTP): ${fmt(loop.perSecond)} msg/s over ${loop.messages} messages${cpuNote(loop.cpuUsPerUnit, "msg")}` +
+      databaseNote(loop.databaseCpuUsPerUnit),
+  );
   console.log(`drain ratio spool/in-process loop: ${ratio.toFixed(2)} (target ≥ ${DRAIN_LOOP_RATIO_TARGET}: ${verdict(ratio >= DRAIN_LOOP_RATIO_TARGET)})`);
 }
 
@@ -181,10 +190,14 @@ async function drainPostgres(dir: string, children: ChildProcess[]): Promise<voi
     }
     await drainPullApi(onPostgres.pull, DRAIN_WARMUP);
     console.error(`draining spool on PostgreSQL (pid ${onPostgres.pid})`);
+    const backends = new PgBackendCpu(PG_DSN);
+    await backends.start();
     const pgDrained = await withCpuPerUnit(onPostgres.pid, () => drainPullApi(onPostgres.pull), (result) => result.messages);
+    const databaseMs = await backends.stop();
     console.log(
       `drain spool Pull API on PostgreSQL (4 workers, batch 32):  ${fmt(pgDrained.perSecond)} msg/s over ${pgDrained.messages} messages (target ≥ 8000: ${verdict(pgDrained.perSecond >= 8_000)})` +
-        cpuNote(pgDrained.cpuUsPerUnit, "msg (spool only)"),
+        cpuNote(pgDrained.cpuUsPerUnit, "msg (spool only)") +
+        databaseNote(databaseMs === null ? null : (databaseMs * 1000) / pgDrained.messages),
     );
     console.log(`drain PostgreSQL / SQLite: ${(pgDrained.perSecond / lastSqliteDrain).toFixed(2)}`);
     await stopChildren(children.splice(0));

@@ -49,7 +49,7 @@ const TICKS_PER_SECOND = (() => {
  * server that spends more CPU per request from one that waits more (for its fsyncs, or for a
  * client starved of the shared cores); the CPU per request can.
  */
-function processCpuMs(pid: number | undefined): number | null {
+export function processCpuMs(pid: number | undefined): number | null {
   if (pid === undefined || TICKS_PER_SECOND === null) return null;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
