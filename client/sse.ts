@@ -12,9 +12,18 @@ export interface SseEvent {
 export async function* readEvents(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
   let buffer = "";
+  // A line ends at CRLF, LF or CR. A CR that ended the previous chunk has already ended its line,
+  // so an LF that starts the next chunk is the rest of that CRLF, not a second (blank) line.
+  let afterCr = false;
   for await (const chunk of body) {
-    buffer += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-    if (buffer.includes("\r")) buffer = buffer.replace(/\r\n?/g, "\n");
+    let text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+    if (afterCr && text.startsWith("\n")) {
+      text = text.slice(1);
+      afterCr = false;
+    }
+    if (text === "") continue;
+    afterCr = text.endsWith("\r");
+    buffer += text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text;
     let end: number;
     while ((end = buffer.indexOf("\n\n")) >= 0) {
       const event = parseBlock(buffer.slice(0, end));

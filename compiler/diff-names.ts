@@ -106,6 +106,7 @@ const TARGET = block("", {
   kind: SKIP, // follows from the name: exec targets are named exec:…
   target: SKIP,
   url: SKIP,
+  written: SKIP, // follows from the URL as written; the URL's own changes are the name's
   program: SKIP,
   args: leaf("arguments", "hidden"), // exec arguments may carry credentials (docs/cli.md)
   timeoutMs: leaf("timeout", "duration"),

@@ -290,6 +290,11 @@ export interface HttpTarget {
   /** The target's identity in the store and the API (`target` field): the URL. */
   readonly target: string;
   readonly url: string;
+  /**
+   * The URL as written in the Spoolfile when placeholders made it (`{vars.HOST}/in`), absent when
+   * written literally: the delivery log shows this, never the expanded value (docs/delivery.md).
+   */
+  readonly written?: string;
   readonly timeoutMs: number;
   readonly retry: RetryPolicy;
   readonly headers: readonly (readonly [name: string, value: string])[];

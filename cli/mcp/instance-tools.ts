@@ -4,7 +4,6 @@ import { spawn } from "node:child_process";
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { configFingerprint } from "../../compiler/index.js";
 import { durationArg } from "./admin-tools.js";
 import type { CallContext } from "./context.js";
 import { awaitFingerprint, isAlive, reloadInstance, runningPid, servingFingerprint } from "./runtime-control.js";
@@ -162,7 +161,9 @@ const reload: ToolDef = {
   async run(args, ctx) {
     pidFileOf(ctx, args);
     const loaded = ctx.config();
-    const outcome = await reloadInstance(ctx.state, loaded.config, configFingerprint(loaded.text), durationArg(args, "timeout", 5000));
+    // The fingerprint of the file's bytes, as `spool run` computes it when it loads the file: the
+    // decoded text can differ from them (a UTF-8 byte order mark is not part of it).
+    const outcome = await reloadInstance(ctx.state, loaded.config, loaded.fingerprint, durationArg(args, "timeout", 5000));
     if (!outcome.ok) throw new ToolError(outcome.detail, control("reload", "failed"));
     return { result: { reloaded: true, pid: outcome.pid, audit: ctx.auditResult() }, metadata: control("reload", "reloaded") };
   },

@@ -55,7 +55,9 @@ export function compileDeliver(cx: CompileContext, d: Directive, defaults: Defau
   }
   if (!url) return undefined;
   const signConfig: SignConfig | null = sign.mode ? { ...sign, mode: sign.mode } : null;
-  return { kind: "http", target: url, url, timeoutMs, retry, headers, sign: signConfig };
+  // Placeholders may bring credentials into the URL; logs show it as written (docs/delivery.md "Delivery logs").
+  const written = d.args[0].value.trim();
+  return { kind: "http", target: url, url, ...(written !== url ? { written } : {}), timeoutMs, retry, headers, sign: signConfig };
 }
 
 function compileSign(cx: CompileContext, s: Directive, sign: { mode: SignConfig["mode"] | null; secrets: RotatingSecret[]; selection: SignConfig["selection"]; signatureHeader: string; timestampHeader: string }, secrets: readonly NamedSecret[]): void {

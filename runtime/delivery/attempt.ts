@@ -7,7 +7,7 @@ import { deliverExec, type ExecResult } from "./exec.js";
 import { deliverHttp } from "./push.js";
 import type { AttemptOutcome, AttemptRecord, Leased } from "./queue.js";
 import type { ActiveSettings } from "./active.js";
-import type { AttemptEvent, DispatcherDeps } from "./settings.js";
+import { writtenTarget, type AttemptEvent, type DispatcherDeps } from "./settings.js";
 import { decideSettlement } from "./settle.js";
 import type { PushSpan } from "../tracing/tracing.js";
 
@@ -41,7 +41,7 @@ export async function deliverAndSettle(cx: DeliveryContext, active: ActiveSettin
     // Shutdown past the drain budget: leave the lease to expire, record nothing.
     if (cx.hardStop.aborted) throw error;
     // A bug in a deliverer must not strand the message until its lease expires.
-    cx.deps.observer?.onError?.(error, { route: active.route, target: active.settings.target, operation: "deliver" });
+    cx.deps.observer?.onError?.(error, { route: active.route, target: active.settings.target, writtenTarget: writtenTarget(active.settings), operation: "deliver" });
     attempted = { result: { outcome: "retry", error: error instanceof Error ? error.message : String(error) } };
   }
   const outcome = await settle(cx, active, item, attempted, startedMs);
@@ -117,6 +117,7 @@ async function settle(cx: DeliveryContext, active: ActiveSettings, item: Leased,
     deps.observer?.onAttempt?.({
       ...attemptRecord,
       kind: settings.kind,
+      writtenTarget: writtenTarget(settings),
       durationMs: settledMs - startedMs,
       ...(nextAttemptAtMs !== undefined ? { nextAttemptAtMs } : {}),
       ...(output ? { output } : {}),
@@ -124,7 +125,7 @@ async function settle(cx: DeliveryContext, active: ActiveSettings, item: Leased,
   try {
     await deps.queue.recordAttempt(attemptRecord);
   } catch (error) {
-    deps.observer?.onError?.(error, { route, target: settings.target, operation: "record_attempt" });
+    deps.observer?.onError?.(error, { route, target: settings.target, writtenTarget: writtenTarget(settings), operation: "record_attempt" });
     reportAttempt();
     return record.outcome;
   }
@@ -132,7 +133,7 @@ async function settle(cx: DeliveryContext, active: ActiveSettings, item: Leased,
     if (how === undefined) await deps.queue.ack([item.leaseId]);
     else await deps.queue.nack([item.leaseId], how);
   } catch (error) {
-    deps.observer?.onError?.(error, { route, target: settings.target, operation: how === undefined ? "ack" : "nack" });
+    deps.observer?.onError?.(error, { route, target: settings.target, writtenTarget: writtenTarget(settings), operation: how === undefined ? "ack" : "nack" });
   }
   reportAttempt();
   return record.outcome;

@@ -29,6 +29,7 @@ function targetSettings(target: DeliverTarget): TargetSettings {
     kind: "http",
     target: target.target,
     url: target.url,
+    ...(target.written !== undefined ? { written: target.written } : {}),
     timeoutMs: target.timeoutMs,
     retry: target.retry,
     headers: Object.fromEntries(target.headers),

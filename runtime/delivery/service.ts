@@ -75,7 +75,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): DeliveryServic
     if (!log.enabled("debug")) return;
     log.debug("delivery attempt", {
       route: event.route,
-      target: redactUrl(event.target),
+      target: redactUrl(event.writtenTarget),
       event_id: event.eventId,
       attempt: event.attempt,
       outcome: event.outcome,
@@ -102,7 +102,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): DeliveryServic
             logAttempt(event);
           },
           onError(error, context) {
-            log?.warn("delivery loop error", { ...context, target: redactUrl(context.target), error: redactUrl(error instanceof Error ? error.message : String(error)) });
+            log?.warn("delivery loop error", { route: context.route, target: redactUrl(context.writtenTarget), operation: context.operation, error: redactUrl(error instanceof Error ? error.message : String(error)) });
           },
         },
       });
@@ -135,7 +135,7 @@ const LOGGED_STDERR_BYTES = 2048;
 function retryFields(event: AttemptEvent): LogFields {
   return {
     route: event.route,
-    target: redactUrl(event.target),
+    target: redactUrl(event.writtenTarget),
     event_id: event.eventId,
     attempt: event.attempt,
     ...failureFields(event),
@@ -148,7 +148,7 @@ function retryFields(event: AttemptEvent): LogFields {
 function deadFields(event: AttemptEvent): LogFields {
   return {
     route: event.route,
-    target: redactUrl(event.target),
+    target: redactUrl(event.writtenTarget),
     event_id: event.eventId,
     attempts: event.attempt,
     dead_reason: event.deadReason,

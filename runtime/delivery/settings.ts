@@ -9,7 +9,7 @@ import type { SigningConfig } from "./sign.js";
 import type { Tracing } from "../tracing/tracing.js";
 
 /** An IR HttpTarget (compiler/ir.ts) as the dispatcher runs it: headers as a record, `sign` as a SigningConfig. */
-export interface HttpTargetSettings extends Pick<HttpTarget, "kind" | "target" | "url" | "timeoutMs" | "retry"> {
+export interface HttpTargetSettings extends Pick<HttpTarget, "kind" | "target" | "url" | "written" | "timeoutMs" | "retry"> {
   /** The target's `header` directives. */
   readonly headers?: Readonly<Record<string, string>>;
   readonly signing?: SigningConfig;
@@ -42,8 +42,15 @@ export interface DispatcherConfig {
 
 export type LeasePolicy = Pick<DeliverDefaults, "minLeaseTtlMs" | "leaseSlackMs">;
 
+/** How logs name a target: its URL as written in the Spoolfile (placeholders unexpanded), else its identity. */
+export function writtenTarget(settings: TargetSettings): string {
+  return (settings.kind === "http" ? settings.written : undefined) ?? settings.target;
+}
+
 export interface AttemptEvent extends AttemptRecord {
   readonly kind: "http" | "exec";
+  /** writtenTarget of the target's settings: what the log shows as `target`. */
+  readonly writtenTarget: string;
   readonly durationMs: number;
   /** A retry: when the message is due again (the clock's now at settlement plus the backoff). */
   readonly nextAttemptAtMs?: number;
@@ -55,7 +62,7 @@ export interface DeliveryObserver {
   /** Called once per attempt after it is settled: feed spool_delivery_* counters from here. */
   onAttempt?(event: AttemptEvent): void;
   /** Store or internal failures the loop survived (it backs off and goes on). */
-  onError?(error: unknown, context: { readonly route: string; readonly target: string; readonly operation: string }): void;
+  onError?(error: unknown, context: { readonly route: string; readonly target: string; readonly writtenTarget: string; readonly operation: string }): void;
 }
 
 export interface DispatcherDeps {

@@ -3,6 +3,7 @@
 import type { ActiveSettings } from "./active.js";
 import { deliverAndSettle, type DeliveryContext, type EgressInUse } from "./attempt.js";
 import type { Leased } from "./queue.js";
+import { writtenTarget } from "./settings.js";
 
 /** The dispatcher's state a worker shares: its deliveries (drained on stop) and the egress in use now. */
 export interface WorkerContext extends DeliveryContext {
@@ -69,7 +70,7 @@ export class TargetWorker {
       return await this.cx.deps.queue.dequeue({ route, target: settings.target, batch: free, leaseTtlMs: active.leaseTtlMs }, signal);
     } catch (error) {
       if (signal.aborted) return "stopped";
-      this.cx.deps.observer?.onError?.(error, { route, target: settings.target, operation: "dequeue" });
+      this.cx.deps.observer?.onError?.(error, { route, target: settings.target, writtenTarget: writtenTarget(settings), operation: "dequeue" });
       await this.cx.deps.clock.sleep(this.cx.storeRetryMs, signal).catch(() => {});
       return "failed";
     }
@@ -82,7 +83,7 @@ export class TargetWorker {
       await this.cx.deps.queue.waitReady(route, settings.target, signal);
     } catch (error) {
       if (signal.aborted) return "stopped";
-      this.cx.deps.observer?.onError?.(error, { route, target: settings.target, operation: "wait" });
+      this.cx.deps.observer?.onError?.(error, { route, target: settings.target, writtenTarget: writtenTarget(settings), operation: "wait" });
       await this.cx.deps.clock.sleep(this.cx.storeRetryMs, signal).catch(() => {});
     }
     return undefined;
@@ -93,7 +94,7 @@ export class TargetWorker {
     const { cx } = this;
     const delivery = deliverAndSettle(cx, active, cx.egress(), item)
       .catch((error) => {
-        if (!cx.hardStop.aborted) cx.deps.observer?.onError?.(error, { route: active.route, target: active.settings.target, operation: "deliver" });
+        if (!cx.hardStop.aborted) cx.deps.observer?.onError?.(error, { route: active.route, target: active.settings.target, writtenTarget: writtenTarget(active.settings), operation: "deliver" });
       })
       .finally(() => {
         this.inFlightCount--;

@@ -295,6 +295,28 @@ test("at info, a 500 then 200 logs one delivery_retry line with the status and t
   for (const hidden of ["s3cr3t-query-value", "PAYLOAD-MARKER", "header-value-secret", "stored-header-value"]) assert.not.ok(text.includes(hidden), hidden);
 });
 
+test("the log shows a target as written, {vars.X} in its path unexpanded, while the request goes to the expanded URL", async () => {
+  const rx = await receiver((_req, res, index) => {
+    res.statusCode = index === 0 ? 500 : 200;
+    res.end();
+  });
+  const expanded = `${rx.url}/in/path-secret-value`;
+  const h = await open("debug");
+  h.service.start(compile(`${localEgress}vars { PATH_TOKEN "path-secret-value" }\n/hooks {\n  deliver "${rx.url}/in/{vars.PATH_TOKEN}" { ${fastRetry} }\n}\n`));
+  // The target's identity in the store stays the URL the request goes to.
+  await h.enqueue("evt_written_target", expanded, "{}");
+
+  await delivered(h.metrics, "acked");
+  assert.equal(rx.requests.map((r) => r.path), ["/in/path-secret-value", "/in/path-secret-value"]);
+  const lines = [...linesNamed(h, "delivery_retry"), ...linesNamed(h, "delivery attempt")];
+  assert.equal(lines.map((l) => [l.msg, l.target]), [
+    ["delivery_retry", `${rx.url}/in/{vars.PATH_TOKEN}`],
+    ["delivery attempt", `${rx.url}/in/{vars.PATH_TOKEN}`],
+    ["delivery attempt", `${rx.url}/in/{vars.PATH_TOKEN}`],
+  ]);
+  assert.not.ok(JSON.stringify(h.logLines).includes("path-secret-value"));
+});
+
 test("at info, a target failing until its retries run out logs each retry and one delivery_dead warning with attempts, reason and last status", async () => {
   const rx = await receiver((_req, res) => {
     res.statusCode = 503;

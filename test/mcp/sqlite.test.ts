@@ -3,7 +3,7 @@
 // the same question, because they run the same operations. Mutations change what the instance
 // serves, each audited; management writes and config_apply reload the instance through the pid
 // file; the runtime tools report, tail, reload, stop and start it.
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -239,6 +239,23 @@ test("management endpoint upsert and delete with write_and_reload: the instance 
   await admin.close();
   const line = admin.auditLines().find((l) => l.tool === "management_endpoint_upsert")!;
   assert.equal(line.metadata, { kind: "config_mutation", operation: "upsert_endpoint", mode: "write_and_reload", outcome: "created" });
+});
+
+test("instance_reload and a management write_and_reload prove a reload of a Spoolfile that starts with a UTF-8 BOM", async () => {
+  // spool run fingerprints the file's bytes, BOM included; the decoded text has no BOM.
+  writeFileSync(configPath, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(spoolfile("/hooks/bom { pull { path /bom } }\n"))]));
+  const admin = await McpClient.session([...mcpArgs(), "--role", "admin", "--enable-mutations", "--enable-runtime-control", "--principal", "ops-bot"]);
+  try {
+    const reloaded = await admin.ok("instance_reload", { reason: "pick up the BOM file", timeout: "5s" });
+    assert.equal([reloaded.reloaded, reloaded.pid], [true, Number(readFileSync(pidFile, "utf8"))]);
+    await ingest("/hooks/bom", "{}");
+    const upsert = await admin.ok("management_endpoint_upsert", { application: "shop", endpoint_name: "bom", route: "/hooks/bom", mode: "write_and_reload", reload_timeout: "5s", reason: "map bom" });
+    assert.equal([upsert.applied, upsert.reloaded], [true, true]);
+    assert.match(JSON.stringify(await adminGet("/management/model")), /"bom"/);
+    assert.ok(readFileSync(configPath).subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf])), "the rewrite keeps the BOM");
+  } finally {
+    await admin.close();
+  }
 });
 
 test("runtime tools: status, logs tail, config_apply write_and_reload, reload, stop and start", async () => {
