@@ -103,7 +103,8 @@ defaults("a plain http target is refused by https_only, and the runtime log says
     .map((line) => JSON.parse(line) as Record<string, unknown>)
     .find((line) => line.route === "/hooks/plain");
   assert.ok(dead, "a delivery_dead line for /hooks/plain");
-  assert.equal([dead.level, dead.target, dead.attempts, dead.dead_reason], ["warn", v4.url("/in"), 1, "policy_denied"]);
+  // The target as the Spoolfile writes it: a URL from vars is not expanded in the log (docs/delivery.md).
+  assert.equal([dead.level, dead.target, dead.attempts, dead.dead_reason], ["warn", "{vars.PLAIN}", 1, "policy_denied"]);
   assert.match(String(dead.error), /https_only is on/);
 });
 
