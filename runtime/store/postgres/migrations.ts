@@ -159,6 +159,18 @@ CREATE TABLE IF NOT EXISTS runtime_secrets (
 ALTER TABLE messages DROP CONSTRAINT IF EXISTS messages_lease_id_key;
 CREATE UNIQUE INDEX IF NOT EXISTS messages_lease_id ON messages (lease_id) WHERE lease_id IS NOT NULL;`,
   },
+  {
+    // A lease writes a new version of its row, and PostgreSQL adds an entry for it to every index
+    // whose predicate the new version meets. messages_state_received (state, received_at, id) took
+    // one on every lease; it becomes two partial indexes that a lease never enters: the queued rows
+    // in received order (enqueue writes this entry instead) and the settled states. A lease now
+    // writes four index entries instead of five (docs/decisions.md D79).
+    version: 7,
+    sql: `
+CREATE INDEX IF NOT EXISTS messages_queued_received ON messages (received_at, id) WHERE state = 'queued';
+CREATE INDEX IF NOT EXISTS messages_settled_received ON messages (state, received_at, id) WHERE state IN ('delivered', 'dead', 'canceled');
+DROP INDEX IF EXISTS messages_state_received;`,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1].version;
