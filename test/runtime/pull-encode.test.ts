@@ -61,6 +61,12 @@ test("strings that need escaping, unicode, odd header names, empty payloads and 
     // The trace context stored at ingress, with a traceparent when tracing ran.
     leased({ trace: { remote_addr: "127.0.0.1", path: '/p"q', traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" } }),
     ...Array.from({ length: 40 }, (_, i) => leased({ id: `m${i}`, payload: payloadOf("p".repeat(i)), receivedAtMs: 1_700_000_000_000 + (i >> 2) })),
+    // Times within one second, across seconds and back, and before 1970; routes and targets changing midway.
+    ...Array.from({ length: 30 }, (_, i) =>
+      leased({ id: `t${i}`, route: i < 15 ? "/a" : '/b"', target: i % 10 < 5 ? "pull" : "https://x/\\u\u2028", receivedAtMs: 1_700_000_000_500 + (i % 2 ? 1 : -1) * i * 337, leaseUntilMs: -5_000 + i * 7 }),
+    ),
+    // A payload given as a Buffer (what SQLite hands over) and as a plain Uint8Array.
+    leased({ payload: Buffer.from("buffered") }),
   ];
   assert.is(encodeDequeueReply(messages), reference(messages));
   assert.equal(JSON.parse(encodeDequeueReply(messages)).items[2].payload_b64, Buffer.from("ABCDEF").toString("base64"));
