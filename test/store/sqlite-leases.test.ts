@@ -125,7 +125,7 @@ test("no hot-path statement scans the messages table", () => {
   const db = new Database(":memory:");
   for (const migration of SQLITE_MIGRATIONS) applyMigration(db, migration);
   const sql = prepareStatements(db);
-  const hot = ["expireLeases", "readyTargets", "readyKeys", "leaseByRowid", "leasedRows", "lookupLeases", "ackDelete", "deliverByIds", "requeueLeased", "killLeased", "extendLeases"] as const;
+  const hot = ["expireLeases", "readyTargets", "readyKeys", "readyRowids", "leaseByRowid", "leasedRows", "lookupLeases", "ackDelete", "deliverByIds", "requeueLeased", "killLeased", "extendLeases"] as const;
   for (const name of hot) {
     const statement = sql[name];
     const plan = db.prepare(`EXPLAIN QUERY PLAN ${statement.source}`);

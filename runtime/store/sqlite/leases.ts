@@ -29,32 +29,41 @@ export class LeaseOps {
     const leaseUntilMs = nowMs + request.leaseTtlMs;
     this.cx.sql.expireLeases.run(nowMs);
     const ready = this.nextReady(request, nowMs);
-    if (ready.length === 0) return [];
-    const rowids = JSON.stringify(ready.map((key) => key[0]));
+    if (ready.rowids.length === 0) return [];
+    const rowids = JSON.stringify(ready.rowids);
     this.cx.sql.leaseByRowid.run(leaseUntilMs, leaseUntilMs, rowids);
     const leased = this.cx.sql.leasedRows.all(rowids) as LeasedRow[];
     if (leased.length === 0) return [];
     const byRowid = new Map(leased.map((row) => [row[0], row]));
     this.cx.ready.notifyAt(leaseUntilMs);
-    return ready.map(([rowid, id, , receivedAt, target]) => {
-      const [, leaseId, payload, headers, trace, attempt] = byRowid.get(rowid)!;
+    return ready.rowids.map((rowid, i) => {
+      const [, leaseId, payload, headers, trace, attempt, id, receivedAt] = byRowid.get(rowid)!;
+      const target = ready.targets.length === 1 ? ready.targets[0] : ready.targets[i];
       return new StoredLease(id, leaseId, request.route, target, payload, headers, trace, receivedAt, attempt, leaseUntilMs);
     });
   }
 
   /**
-   * The next `batch` ready rows in dequeue order (next_run_at, received_at, id). Without a target,
-   * the route's targets are found by a skip-scan and each contributes its own first `batch`, so the
-   * work is O(batch × targets) at any depth; the merge keeps the order across targets.
+   * The rowids of the next `batch` ready rows in dequeue order (next_run_at, received_at, id), and
+   * their targets: one per row, or a single one for all of them. Without a target, the route's targets are
+   * found by a skip-scan and each contributes its own first `batch`, so the work is O(batch ×
+   * targets) at any depth; the merge keeps the order across targets.
    */
-  private nextReady(request: DequeueRequest, nowMs: number): [...ReadyKey, string][] {
-    const keysOf = (target: string) =>
-      (this.cx.sql.readyKeys.all({ route: request.route, target, now: nowMs, batch: request.batch }) as ReadyKey[]).map(
-        (key): [...ReadyKey, string] => [...key, target],
-      );
+  private nextReady(request: DequeueRequest, nowMs: number): { rowids: number[]; targets: string[] } {
     const targets = request.target === undefined ? (this.cx.sql.readyTargets.all({ route: request.route }) as string[]) : [request.target];
-    if (targets.length === 1) return keysOf(targets[0]);
-    return targets.flatMap(keysOf).sort(compareReadyKeys).slice(0, request.batch);
+    if (targets.length === 0) return { rowids: [], targets };
+    if (targets.length === 1) {
+      return { rowids: this.cx.sql.readyRowids.all({ route: request.route, target: targets[0], now: nowMs, batch: request.batch }) as number[], targets };
+    }
+    const keys = targets
+      .flatMap((target) =>
+        (this.cx.sql.readyKeys.all({ route: request.route, target, now: nowMs, batch: request.batch }) as ReadyKey[]).map(
+          (key): [...ReadyKey, string] => [...key, target],
+        ),
+      )
+      .sort(compareReadyKeys)
+      .slice(0, request.batch);
+    return { rowids: keys.map((key) => key[0]), targets: keys.map((key) => key[4]) };
   }
 
   ack(leaseIds: readonly string[], scope?: LeaseScope): Promise<LeaseOutcome> {

@@ -26,8 +26,8 @@ export interface MessageRow {
 /** A ready row as the ready index holds it: [rowid, id, next_run_at, received_at] (`.raw()`). */
 export type ReadyKey = [rowid: number, id: string, nextRunAt: number, receivedAt: number];
 
-/** What the lease UPDATE returns, beyond the keys: [rowid, lease_id, payload, headers, trace, attempt] (`.raw()`). */
-export type LeasedRow = [rowid: number, leaseId: string, payload: Buffer, headers: string, trace: string | null, attempt: number];
+/** A leased row as leasedRows reads it: [rowid, lease_id, payload, headers, trace, attempt, id, received_at] (`.raw()`). */
+export type LeasedRow = [rowid: number, leaseId: string, payload: Buffer, headers: string, trace: string | null, attempt: number, id: string, receivedAt: number];
 
 export interface LeaseLookupRow {
   rowid: number;
@@ -90,6 +90,13 @@ export function prepareStatements(db: SqliteDb) {
        WHERE state = 'queued' AND route = @route AND target = @target AND next_run_at <= @now
        ORDER BY next_run_at, received_at, id LIMIT @batch`,
     ).raw(),
+    // readyKeys' rowids alone, for a route with one target (nothing to merge): about half its cost,
+    // the id and received_at being read with the leased row anyway.
+    readyRowids: db.prepare<{ route: string; target: string; now: number; batch: number }>(
+      `SELECT rowid FROM messages INDEXED BY messages_ready_target
+       WHERE state = 'queued' AND route = @route AND target = @target AND next_run_at <= @now
+       ORDER BY next_run_at, received_at, id LIMIT @batch`,
+    ).pluck(),
     // Leases rows chosen as ready in the same transaction, by rowid (O(batch) at any depth); then
     // leasedRows reads what the ready index lacks. Not one UPDATE … RETURNING: SQLite gathers every
     // returned row into an ephemeral table before handing out the first, a copy of each ~1 KB payload
@@ -99,7 +106,9 @@ export function prepareStatements(db: SqliteDb) {
       `UPDATE messages SET state = 'leased', attempt = attempt + 1, lease_id = ${LEASE_ID_SQL}, lease_until = ?, next_run_at = ?
        WHERE rowid IN (SELECT value FROM json_each(?))`,
     ),
-    leasedRows: db.prepare<[string]>(`SELECT rowid, lease_id, payload, headers, trace, attempt FROM messages WHERE rowid IN (SELECT value FROM json_each(?))`).raw(),
+    leasedRows: db.prepare<[string]>(
+      `SELECT rowid, lease_id, payload, headers, trace, attempt, id, received_at FROM messages WHERE rowid IN (SELECT value FROM json_each(?))`,
+    ).raw(),
     lookupLeases: db.prepare<[string]>(
       `${WITH_LEASE_IDS} SELECT rowid, lease_id, route, state, lease_until FROM messages WHERE ${BY_LEASE_ID}`,
     ),
