@@ -1,4 +1,4 @@
-import { errorAt, parseSpoolfile, sortDiagnostics } from "../grammar/index.js";
+import { errorAt, parseSpoolfile, sortDiagnostics, type Diagnostic } from "../grammar/index.js";
 import { compileTree, type CompileResult } from "./compile.js";
 import type { CompileOptions } from "./context.js";
 import { readSpoolfile } from "./read.js";
@@ -31,7 +31,51 @@ export function compileSpoolfile(text: string, file: string, options: CompileOpt
   if (parsed.tree.items.length === 0 && parsed.diagnostics.length > 0) return { config: null, diagnostics: sortDiagnostics([...parsed.diagnostics]) };
   const compiled = compileTree(parsed.tree, options);
   if (parsed.diagnostics.length === 0) return compiled;
-  return { config: null, diagnostics: sortDiagnostics([...parsed.diagnostics, ...compiled.diagnostics]) };
+  return { config: null, diagnostics: sortDiagnostics(withoutConsequences(text, parsed.diagnostics, compiled.diagnostics)) };
+}
+
+const NAMELESS_BLOCK = 'expected a directive name before "{"';
+const NEEDS_A_BLOCK = "needs a block: ";
+
+/**
+ * One mistake, one error: drops what a syntax error made the rest of the file report.
+ * - An unterminated string runs to the end of its line, taking any `}` there with it: a block opened
+ *   earlier on that line is then unclosed, and the string's value fails its own checks. Only the
+ *   string is reported.
+ * - A `{` on the line after the statement it was meant to open leaves that statement without a
+ *   block and the `{` without a name: one error at the `{`, saying where it belongs.
+ */
+function withoutConsequences(text: string, syntax: readonly Diagnostic[], semantic: readonly Diagnostic[]): Diagnostic[] {
+  const unterminated = syntax.filter((d) => d.code === "unterminated_string").map((d) => d.span);
+  const fromString = (d: Diagnostic, sameValue: boolean) =>
+    unterminated.some((at) => at.file === d.span.file && at.line === d.span.line && (sameValue ? at.col === d.span.col : d.span.col < at.col));
+  const lines = text.split(/\r?\n/);
+  const blankBetween = (from: number, to: number) => lines.slice(from, to - 1).every((line) => line.trim() === "");
+  const movedBraces = new Map<Diagnostic, Diagnostic>();
+  for (const nameless of syntax.filter((d) => d.code === "syntax_error" && d.message === NAMELESS_BLOCK)) {
+    const owner = semantic.find(
+      (d) => d.code === "missing_block" && d.span.file === nameless.span.file && d.span.line < nameless.span.line && blankBetween(d.span.line, nameless.span.line),
+    );
+    if (owner) movedBraces.set(nameless, owner);
+  }
+  const owners = new Set(movedBraces.values());
+  const kept: Diagnostic[] = [];
+  for (const d of syntax) {
+    if (d.code === "unclosed_block" && fromString(d, false)) continue;
+    const owner = movedBraces.get(d);
+    if (!owner) {
+      kept.push(d);
+      continue;
+    }
+    const written = owner.message.includes(NEEDS_A_BLOCK) ? owner.message.slice(owner.message.indexOf(NEEDS_A_BLOCK) + NEEDS_A_BLOCK.length) : "{ … }";
+    kept.push({
+      ...d,
+      expected: `the "{" at the end of line ${owner.span.line}`,
+      message: `a "{" must be on the line of the statement it opens: move it to the end of line ${owner.span.line} (${written})`,
+    });
+  }
+  for (const d of semantic) if (!owners.has(d) && !fromString(d, true)) kept.push(d);
+  return kept;
 }
 
 /**
