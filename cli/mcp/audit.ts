@@ -1,6 +1,7 @@
 // The audit line of a mutating tool (docs/mcp.md "Audit"): one JSON line on stderr per call,
 // whatever its outcome, with `input_hash` over the arguments as canonical JSON.
 import { createHash } from "node:crypto";
+import type { AuditFields } from "../../runtime/admin/audit-record.js";
 import { canonicalJson } from "../../runtime/admin/secrets.js";
 import { redactProse } from "../../runtime/observability/redact.js";
 import type { AuditMetadataOut } from "./tool.js";
@@ -10,17 +11,9 @@ export function argumentsHash(args: Record<string, unknown>): string {
   return `sha256:${createHash("sha256").update(canonicalJson(args)).digest("hex")}`;
 }
 
-export interface AuditLine {
-  timestamp: string;
-  principal: string;
-  role: string;
-  tool: string;
-  input_hash: string;
+/** An MCP audit line: the Admin API's fields (AuditFields), its outcome one of three, and the error of a failed call. */
+export interface AuditLine extends AuditFields {
   result: "ok" | "denied" | "error";
-  duration_ms: number;
-  reason?: string;
-  actor?: string;
-  request_id?: string;
   error?: string;
   metadata: AuditMetadataOut;
 }

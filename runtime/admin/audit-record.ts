@@ -14,7 +14,8 @@ export interface AuditScope {
   route: string;
 }
 
-export interface AuditRecord {
+/** The fields every audit line carries, from the Admin API and the MCP server alike (docs/decisions.md D29). */
+export interface AuditFields {
   /** RFC 3339. */
   timestamp: string;
   principal: string;
@@ -29,5 +30,8 @@ export interface AuditRecord {
   reason?: string;
   actor?: string;
   request_id?: string;
+}
+
+export interface AuditRecord extends AuditFields {
   metadata: AuditMetadata | { kind: "refused"; operation: string };
 }

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { spoolBin } from "../helpers/repo.js";
+import type { AuditLine } from "../../cli/mcp/audit.js";
 
 export interface RpcReply {
   id?: number | string | null;
@@ -16,20 +17,8 @@ export interface ToolReply {
   structured: Record<string, unknown> | undefined;
 }
 
-export interface McpAuditLine {
-  timestamp: string;
-  principal: string;
-  role: string;
-  tool: string;
-  input_hash: string;
-  result: string;
-  duration_ms: number;
-  reason?: string;
-  actor?: string;
-  request_id?: string;
-  error?: string;
-  metadata: Record<string, unknown>;
-}
+/** An audit line as read back from stderr: the fields of cli/mcp/audit.ts, metadata left open. */
+export type McpAuditLine = Omit<AuditLine, "metadata"> & { metadata: Record<string, unknown> };
 
 export class McpClient {
   private nextId = 1;

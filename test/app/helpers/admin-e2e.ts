@@ -3,6 +3,7 @@
 // the audit line of exactly its request), and a reader for the audit lines in the process output.
 import { createHash } from "node:crypto";
 import { call, type Reply } from "./http.js";
+import type { AuditFields } from "../../../runtime/admin/audit-record.js";
 
 export interface AdminCall {
   method?: "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
@@ -63,19 +64,8 @@ export function adminClient(adminBase: string, token = "admin-token"): AdminClie
   return Object.assign(send, { mutations });
 }
 
-export interface AuditLine {
-  timestamp: string;
-  principal: string;
-  role: string;
-  tool: string;
-  input_hash: string;
-  result: string;
-  duration_ms: number;
-  reason?: string;
-  actor?: string;
-  request_id?: string;
-  metadata: Record<string, unknown> & { kind: string };
-}
+/** An Admin API audit line as read back from the log: the record's fields, metadata left open. */
+export type AuditLine = AuditFields & { metadata: Record<string, unknown> & { kind: string } };
 
 /** Audit lines are the JSON lines with both `tool` and `input_hash` (docs/decisions.md D29). */
 export function auditLines(output: string): AuditLine[] {
