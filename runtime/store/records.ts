@@ -199,6 +199,28 @@ export interface RuntimeSecretRow {
   createdAtMs: number;
 }
 
+/** The runtime_secrets columns as both SQL stores read them (times may come back as bigint text). */
+export interface StoredRuntimeSecret {
+  pool_name: string;
+  id: string;
+  sealed: Uint8Array;
+  not_before: number | string;
+  not_after: number | string | null;
+  created_at: number | string;
+}
+
+/** A runtime_secrets row as the Store hands it out. */
+export function runtimeSecretOf(row: StoredRuntimeSecret): RuntimeSecretRow {
+  return {
+    pool: row.pool_name,
+    id: row.id,
+    sealed: row.sealed,
+    notBeforeMs: Number(row.not_before),
+    notAfterMs: row.not_after === null ? null : Number(row.not_after),
+    createdAtMs: Number(row.created_at),
+  };
+}
+
 /** A version pruneRuntimeSecrets removed. */
 export interface RuntimeSecretKey {
   pool: string;

@@ -1,26 +1,15 @@
 // Runtime secret versions in the PostgreSQL store (table runtime_secrets, migration 5): sealed
 // blobs only, one table every instance of the schema shares.
-import type { RuntimeSecretKey, RuntimeSecretRow } from "../records.js";
+import { runtimeSecretOf, type RuntimeSecretKey, type RuntimeSecretRow, type StoredRuntimeSecret } from "../records.js";
 import { StoreError } from "../store.js";
-import type { PgContext, Row } from "./context.js";
-
-function rowOf(row: Row): RuntimeSecretRow {
-  return {
-    pool: row.pool_name,
-    id: row.id,
-    sealed: row.sealed,
-    notBeforeMs: Number(row.not_before),
-    notAfterMs: row.not_after === null ? null : Number(row.not_after),
-    createdAtMs: Number(row.created_at),
-  };
-}
+import type { PgContext } from "./context.js";
 
 export async function listRuntimeSecrets(cx: PgContext, pool?: string): Promise<RuntimeSecretRow[]> {
   const rows =
     pool === undefined
       ? await cx.sql`SELECT pool_name, id, sealed, not_before, not_after, created_at FROM runtime_secrets ORDER BY created_at, pool_name, id`
       : await cx.sql`SELECT pool_name, id, sealed, not_before, not_after, created_at FROM runtime_secrets WHERE pool_name = ${pool} ORDER BY created_at, pool_name, id`;
-  return rows.map(rowOf);
+  return rows.map((row) => runtimeSecretOf(row as unknown as StoredRuntimeSecret));
 }
 
 export async function addRuntimeSecret(cx: PgContext, row: RuntimeSecretRow): Promise<void> {

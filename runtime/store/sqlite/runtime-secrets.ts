@@ -1,17 +1,8 @@
 // Runtime secret versions in the SQLite store (table runtime_secrets, migration 5): sealed blobs
 // only; each write is one immediate, durable transaction.
-import type { RuntimeSecretKey, RuntimeSecretRow } from "../records.js";
+import { runtimeSecretOf, type RuntimeSecretKey, type RuntimeSecretRow, type StoredRuntimeSecret } from "../records.js";
 import { StoreError } from "../store.js";
 import type { SqliteContext } from "./context.js";
-
-interface Row {
-  pool_name: string;
-  id: string;
-  sealed: Buffer;
-  not_before: number;
-  not_after: number | null;
-  created_at: number;
-}
 
 const COLUMNS = "pool_name, id, sealed, not_before, not_after, created_at";
 
@@ -20,15 +11,8 @@ export function listRuntimeSecrets(cx: SqliteContext, pool?: string): RuntimeSec
     pool === undefined
       ? cx.conn.dynamic.get(`SELECT ${COLUMNS} FROM runtime_secrets ORDER BY created_at, pool_name, id`).all()
       : cx.conn.dynamic.get(`SELECT ${COLUMNS} FROM runtime_secrets WHERE pool_name = ? ORDER BY created_at, pool_name, id`).all(pool)
-  ) as Row[];
-  return rows.map((row) => ({
-    pool: row.pool_name,
-    id: row.id,
-    sealed: row.sealed,
-    notBeforeMs: Number(row.not_before),
-    notAfterMs: row.not_after === null ? null : Number(row.not_after),
-    createdAtMs: Number(row.created_at),
-  }));
+  ) as StoredRuntimeSecret[];
+  return rows.map(runtimeSecretOf);
 }
 
 export function addRuntimeSecret(cx: SqliteContext, row: RuntimeSecretRow): void {
