@@ -252,23 +252,37 @@ async function compareIngress(
   referenceServer: { url: string; pid: number | undefined },
   spoolServer: { url: string; pid: number | undefined },
 ): Promise<{ reference: MeasuredLoad; spool: MeasuredLoad }> {
-  const results = { reference: [] as MeasuredLoad[], spool: [] as MeasuredLoad[] };
-  for (const server of [referenceServer, spoolServer]) await load(server.url, WARMUP_REQUESTS);
+  const [reference, spool] = await alternateLoads(referenceServer, spoolServer, (round, ref, run) => {
+    if (ROUNDS === 1) return;
+    const cpu = cpuRatio(ref, run);
+    console.log(
+      `  round ${round + 1}: reference ${fmt(ref.rps)} req/s p99 ${ref.p99Ms} ms, spool ${fmt(run.rps)} req/s p99 ${run.p99Ms} ms, ratio ${(run.rps / ref.rps).toFixed(2)}` +
+        (cpu === null ? "" : `, CPU/req ratio ${cpu.toFixed(2)}`),
+    );
+  });
+  return { reference, spool };
+}
+
+/**
+ * The rounds of compareIngress for any two servers: a warm-up of each, then SPOOL_BENCH_ROUNDS
+ * rounds with who goes first alternating and a sync before each load; `onRound` sees each round's
+ * pair. Returns each server's loads combined: mean req/s and CPU, worst p99, summed counts.
+ */
+async function alternateLoads(
+  first: { url: string; pid: number | undefined },
+  second: { url: string; pid: number | undefined },
+  onRound: (round: number, first: MeasuredLoad, second: MeasuredLoad) => void,
+): Promise<[MeasuredLoad, MeasuredLoad]> {
+  const servers = [first, second];
+  const results: [MeasuredLoad[], MeasuredLoad[]] = [[], []];
+  for (const server of servers) await load(server.url, WARMUP_REQUESTS);
   for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? (["reference", "spool"] as const) : (["spool", "reference"] as const);
-    for (const who of order) {
+    for (const who of round % 2 === 0 ? [0, 1] : [1, 0]) {
       execFileSync("sync");
-      const server = who === "reference" ? referenceServer : spoolServer;
+      const server = servers[who];
       results[who].push(await withCpuPerUnit(server.pid, () => load(server.url), (result) => result.ok + result.non2xx));
     }
-    if (ROUNDS > 1) {
-      const [ref, run] = [results.reference[round], results.spool[round]];
-      const cpu = cpuRatio(ref, run);
-      console.log(
-        `  round ${round + 1}: reference ${fmt(ref.rps)} req/s p99 ${ref.p99Ms} ms, spool ${fmt(run.rps)} req/s p99 ${run.p99Ms} ms, ratio ${(run.rps / ref.rps).toFixed(2)}` +
-          (cpu === null ? "" : `, CPU/req ratio ${cpu.toFixed(2)}`),
-      );
-    }
+    onRound(round, results[0][round], results[1][round]);
   }
   const cpuMean = (all: MeasuredLoad[]): number | null =>
     all.every((r) => r.cpuUsPerUnit !== null) ? all.reduce((sum, r) => sum + r.cpuUsPerUnit!, 0) / all.length : null;
@@ -279,7 +293,7 @@ async function compareIngress(
     ok: all.reduce((sum, r) => sum + r.ok, 0),
     cpuUsPerUnit: cpuMean(all),
   });
-  return { reference: combine(results.reference), spool: combine(results.spool) };
+  return [combine(results[0]), combine(results[1])];
 }
 
 /** Spool's CPU per request over the reference's, where both are known. */
@@ -488,24 +502,12 @@ async function compareTracing(dir: string, children: ChildProcess[]): Promise<vo
   try {
     const off = await startTracedSpool(join(dir, "tracing-off"), children, null);
     const on = await startTracedSpool(join(dir, "tracing-on"), children, `http://127.0.0.1:${sinkPort}`);
-    const results = { off: [] as MeasuredLoad[], on: [] as MeasuredLoad[] };
-    for (const server of [off, on]) await load(server.url, WARMUP_REQUESTS);
-    for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const);
-      for (const who of order) {
-        execFileSync("sync");
-        const server = who === "off" ? off : on;
-        results[who].push(await withCpuPerUnit(server.pid, () => load(server.url), (result) => result.ok + result.non2xx));
-      }
-      const [a, b] = [results.off[round], results.on[round]];
-      console.log(`  tracing round ${round + 1}: off ${fmt(a.rps)} req/s p99 ${a.p99Ms} ms, on ${fmt(b.rps)} req/s p99 ${b.p99Ms} ms, ratio ${(b.rps / a.rps).toFixed(2)}`);
-    }
-    const mean = (all: MeasuredLoad[]) => all.reduce((sum, r) => sum + r.rps, 0) / all.length;
-    const cpu = (all: MeasuredLoad[]) => (all.every((r) => r.cpuUsPerUnit !== null) ? all.reduce((sum, r) => sum + r.cpuUsPerUnit!, 0) / all.length : null);
-    const [offRps, onRps] = [mean(results.off), mean(results.on)];
-    const ratio = onRps / offRps;
-    console.log(`ingress tracing off (SQLite):                 ${fmt(offRps)} req/s, p99 ${Math.max(...results.off.map((r) => r.p99Ms))} ms${cpuNote(cpu(results.off), "req")}`);
-    console.log(`ingress tracing on (OTLP JSON to a local sink): ${fmt(onRps)} req/s, p99 ${Math.max(...results.on.map((r) => r.p99Ms))} ms${cpuNote(cpu(results.on), "req")}`);
+    const [offLoad, onLoad] = await alternateLoads(off, on, (round, a, b) =>
+      console.log(`  tracing round ${round + 1}: off ${fmt(a.rps)} req/s p99 ${a.p99Ms} ms, on ${fmt(b.rps)} req/s p99 ${b.p99Ms} ms, ratio ${(b.rps / a.rps).toFixed(2)}`),
+    );
+    const ratio = onLoad.rps / offLoad.rps;
+    console.log(`ingress tracing off (SQLite):                 ${fmt(offLoad.rps)} req/s, p99 ${offLoad.p99Ms} ms${cpuNote(offLoad.cpuUsPerUnit, "req")}`);
+    console.log(`ingress tracing on (OTLP JSON to a local sink): ${fmt(onLoad.rps)} req/s, p99 ${onLoad.p99Ms} ms${cpuNote(onLoad.cpuUsPerUnit, "req")}`);
     console.log(`  the sink received ${exports} exports, ${fmt(exportedBytes / 1024 / 1024)} MiB`);
     console.log(`ingress ratio tracing on/off: ${ratio.toFixed(3)} (target ≥ ${TRACING_RATIO_TARGET.toFixed(2)}: ${verdict(ratio >= TRACING_RATIO_TARGET)})` + (ROUNDS > 1 ? ` over ${ROUNDS} rounds` : ""));
   } finally {
