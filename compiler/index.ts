@@ -1,4 +1,4 @@
-import { errorAt, parseSpoolfile, sortDiagnostics, type Diagnostic } from "../grammar/index.js";
+import { errorAt, NAMELESS_BLOCK, parseSpoolfile, sortDiagnostics, type Diagnostic } from "../grammar/index.js";
 import { compileTree, type CompileResult } from "./compile.js";
 import type { CompileOptions } from "./context.js";
 import { readSpoolfile } from "./read.js";
@@ -34,7 +34,6 @@ export function compileSpoolfile(text: string, file: string, options: CompileOpt
   return { config: null, diagnostics: sortDiagnostics(withoutConsequences(text, parsed.diagnostics, compiled.diagnostics)) };
 }
 
-const NAMELESS_BLOCK = 'expected a directive name before "{"';
 const NEEDS_A_BLOCK = "needs a block: ";
 
 /**

@@ -8,7 +8,7 @@ import type { SpoolfileTree } from "./tree.js";
 export * from "./diagnostic.js";
 export * from "./span.js";
 export * from "./tree.js";
-export { unescapeString } from "./parser.js";
+export { NAMELESS_BLOCK, unescapeString } from "./parser.js";
 
 export interface ParseResult {
   readonly tree: SpoolfileTree;

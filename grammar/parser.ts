@@ -32,6 +32,9 @@ interface MutableDirective {
   span: Span;
 }
 
+/** The error of a block with no directive name before its `{` (compiler/index.ts recognises it). */
+export const NAMELESS_BLOCK = 'expected a directive name before "{"';
+
 export class SpoolfileParser extends EmbeddedActionsParser {
   file = "Spoolfile";
   diagnostics: Diagnostic[] = [];
@@ -102,7 +105,7 @@ export class SpoolfileParser extends EmbeddedActionsParser {
         ALT: () => {
           const block = this.SUBRULE2(this.block);
           return this.ACTION(() => {
-            this.diagnostics.push(errorAt(block.block.open, 'expected a directive name before "{"', { code: "syntax_error", subject: "", expected: 'a directive name before "{"' }));
+            this.diagnostics.push(errorAt(block.block.open, NAMELESS_BLOCK, { code: "syntax_error", subject: "", expected: 'a directive name before "{"' }));
             return this.directiveElement(null, [], block);
           });
         },

@@ -83,9 +83,6 @@ export async function postgresDrainLoop(dsn: string, schema: string, count: numb
                       CREATE INDEX q_ready ON q (route, next_run_at) WHERE state = 'queued'`);
     await sql`INSERT INTO q (route, state, next_run_at, payload) SELECT '/bench', 'queued', 0, convert_to(${body}, 'UTF8') FROM generate_series(1, ${count})`;
     await sql.unsafe("VACUUM ANALYZE q");
-    // Every consumer's connection is open before the backends' CPU starts counting.
-    await Promise.all(Array.from({ length: consumers }, () => sql`SELECT 1`));
-    await deferred`SELECT 1`;
     const backends = new PgBackendCpu(dsn);
     await backends.start();
     let drained = 0;
